@@ -1,0 +1,1 @@
+"""Telemetry gateway: serial frames from sensor boards into Apache Cassandra."""

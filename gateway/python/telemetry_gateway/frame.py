@@ -1,0 +1,223 @@
+"""Frame codec: v1 frames, base-station status lines and legacy greenhouse JSON.
+
+Implements firmware/protocol/PROTOCOL.md section 3 step by step; the step names (F1, J3, ...) are the spec's.
+Pure functions: bytes in, a value out, never an exception for bad input.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Iterable, Sequence, Union
+
+MAX_LINE_BYTES = 200
+SEQ_MODULUS = 65536
+
+REJECT_REASONS = (
+    "too_long", "empty", "no_frame", "bad_syntax", "bad_crc", "bad_version", "bad_source", "bad_seq",
+    "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination",
+)
+
+_SOURCE = re.compile(rb"[A-Za-z0-9_-]{1,32}")
+_SEQ = re.compile(rb"0|[1-9][0-9]{0,4}")
+_KEY = re.compile(rb"[a-z][a-z0-9_]{0,15}")
+_VALUE = re.compile(rb"[+-]?[0-9]+(?:\.[0-9]+)?")
+_TIME = re.compile(rb"0|[1-9][0-9]{0,14}")
+_VERSION = re.compile(rb"T[0-9]+")
+_FRAME = re.compile(rb"\$([^*]*)\*([0-9A-F]{4})")
+_BLANK = b" \t"
+_LEGACY_RESERVED = ("source", "destination", "action")
+
+
+@dataclass(frozen=True)
+class Frame:
+    format: str  # "v1" or "legacy"
+    source: str
+    seq: int | None
+    t: int | None  # Unix ms from the sender, or None: the gateway stamps the time of receipt
+    values: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Status:
+    text: str
+
+
+@dataclass(frozen=True)
+class Reject:
+    reason: str
+
+
+Decoded = Union[Frame, Status, Reject]
+
+
+def crc16_ccitt_false(data: bytes) -> int:
+    # binascii.crc_hqx is CRC-16/CCITT with a caller-given init: with 0xFFFF it is CCITT-FALSE.
+    return binascii.crc_hqx(data, 0xFFFF)
+
+
+def decode_line(line: bytes) -> Decoded:
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    if len(line) > MAX_LINE_BYTES:
+        return Reject("too_long")
+    if not line.strip(_BLANK):
+        return Reject("empty")
+    if line.startswith(b"#"):
+        return Status(line[1:].strip(_BLANK).decode("latin-1"))
+    dollar = line.rfind(b"$")
+    if dollar >= 0:
+        return _decode_v1(line[dollar:])
+    if line.lstrip(_BLANK).startswith(b"{"):
+        return _decode_legacy(line)
+    return Reject("no_frame")
+
+
+def _decode_v1(frame: bytes) -> Decoded:
+    match = _FRAME.fullmatch(frame)
+    if match is None:
+        return Reject("bad_syntax")
+    body, crc_hex = match.groups()
+    if crc16_ccitt_false(body) != int(crc_hex, 16):
+        return Reject("bad_crc")
+    fields = body.split(b",")
+    if len(fields) < 3:
+        return Reject("bad_syntax")
+    version, source, seq = fields[0], fields[1], fields[2]
+    if version != b"T1":
+        return Reject("bad_version" if _VERSION.fullmatch(version) else "bad_syntax")
+    if not _SOURCE.fullmatch(source):
+        return Reject("bad_source")
+    if not _SEQ.fullmatch(seq) or int(seq) >= SEQ_MODULUS:
+        return Reject("bad_seq")
+
+    seen: set[bytes] = set()
+    t = None
+    values = []
+    for field in fields[3:]:
+        key, eq, value = field.partition(b"=")
+        if not eq:
+            return Reject("bad_syntax")
+        if not _KEY.fullmatch(key):
+            return Reject("bad_key")
+        if key in seen:
+            return Reject("duplicate_key")
+        seen.add(key)
+        if key == b"t":
+            if not _TIME.fullmatch(value):
+                return Reject("bad_time")
+            t = int(value)
+        elif _VALUE.fullmatch(value):
+            values.append((key.decode("ascii"), float(value)))
+        else:
+            return Reject("bad_value")
+    if not values:
+        return Reject("no_values")
+    return Frame("v1", source.decode("ascii"), int(seq), t, tuple(values))
+
+
+class _DuplicateMember(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"non-JSON constant {name}")
+
+
+class _Members(list):
+    """A JSON object's members in document order (a plain dict would hide repeated names)."""
+
+
+def _unique_members(pairs: list[tuple[str, object]]) -> _Members:
+    if len({name for name, _ in pairs}) != len(pairs):
+        raise _DuplicateMember()
+    return _Members(pairs)
+
+
+def _decode_legacy(line: bytes) -> Decoded:
+    try:
+        members = json.loads(line.decode("utf-8"), object_pairs_hook=_unique_members,
+                             parse_constant=_reject_constant)
+    except _DuplicateMember:
+        return Reject("duplicate_key")
+    except ValueError:  # includes UnicodeDecodeError and json.JSONDecodeError
+        return Reject("bad_json")
+    if not isinstance(members, _Members):
+        return Reject("bad_json")
+    obj = dict(members)
+
+    source = obj.get("source")
+    if not isinstance(source, str) or not _SOURCE.fullmatch(source.encode("utf-8")):
+        return Reject("bad_source")
+    if obj.get("destination") != "C":
+        return Reject("wrong_destination")
+    values = []
+    for name, value in members:
+        if name in _LEGACY_RESERVED or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if name == "t" or not _KEY.fullmatch(name.encode("utf-8")):
+            return Reject("bad_key")
+        try:
+            number = float(value)
+        except OverflowError:  # an integer literal beyond the double range
+            return Reject("bad_value")
+        if not math.isfinite(number):
+            return Reject("bad_value")
+        values.append((name, number))
+    if not values:
+        return Reject("no_values")
+    return Frame("legacy", source, None, None, tuple(values))
+
+
+ValueText = Union[str, int, float]
+
+
+def format_value(value: ValueText) -> str:
+    """Decimal text for a value: a string is checked and kept, a number gets its shortest exact form."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, bool):
+        raise ValueError("a boolean is not a metric value")
+    elif isinstance(value, int):
+        text = str(value)
+    elif math.isfinite(value):
+        # repr gives the shortest round-tripping digits; Decimal's 'f' format spells them without an exponent.
+        text = format(Decimal(repr(value)), "f")
+    else:
+        raise ValueError(f"value {value!r} is not finite")
+    if not _VALUE.fullmatch(text.encode("ascii", "replace")):
+        raise ValueError(f"value {text!r} is not a decimal number")
+    return text
+
+
+def encode_frame(source: str, seq: int, values: Sequence[tuple[str, ValueText]] | Iterable[tuple[str, ValueText]],
+                 t: int | None = None) -> bytes:
+    """One v1 frame line, newline included. Raises ValueError for input that would not decode."""
+    if not _SOURCE.fullmatch(source.encode("ascii", "replace")):
+        raise ValueError(f"bad source {source!r}")
+    if not 0 <= seq < SEQ_MODULUS:
+        raise ValueError(f"seq {seq} outside 0..65535")
+    pairs = []
+    if t is not None:
+        if not _TIME.fullmatch(str(t).encode("ascii")):
+            raise ValueError(f"bad time {t!r}")
+        pairs.append(f"t={t}")
+    keys = set()
+    for key, value in values:
+        if key == "t" or not _KEY.fullmatch(key.encode("ascii", "replace")) or key in keys:
+            raise ValueError(f"bad or repeated key {key!r}")
+        keys.add(key)
+        pairs.append(f"{key}={format_value(value)}")
+    if not keys:
+        raise ValueError("a frame needs at least one metric")
+    body = f"T1,{source},{seq}," + ",".join(pairs)
+    line = f"${body}*{crc16_ccitt_false(body.encode('ascii')):04X}\n".encode("ascii")
+    if len(line) - 1 > MAX_LINE_BYTES:
+        raise ValueError(f"frame is {len(line) - 1} bytes, over {MAX_LINE_BYTES}")
+    return line

@@ -1,0 +1,74 @@
+"""Codec behaviour beyond the vectors: encoder input checks, value formatting, decoder robustness."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from telemetry_gateway.frame import (
+    MAX_LINE_BYTES, Frame, Reject, Status, decode_line, encode_frame, format_value,
+)
+
+
+@pytest.mark.parametrize("value,text", [
+    (57, "57"), (-12, "-12"), (11.77, "11.77"), (57.0, "57.0"), (1e-7, "0.0000001"), (1e16, "10000000000000000"),
+    (-0.5, "-0.5"), ("0003300", "0003300"),
+])
+def test_format_value(value, text):
+    assert format_value(value) == text
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "1e3", ".5", "", True])
+def test_format_value_refuses(value):
+    with pytest.raises(ValueError):
+        format_value(value)
+
+
+@pytest.mark.parametrize("args", [
+    ("bad source", 1, [("a", 1)]), ("G", 65536, [("a", 1)]), ("G", -1, [("a", 1)]), ("G", 1, []),
+    ("G", 1, [("t", 1)]), ("G", 1, [("a", 1), ("a", 2)]), ("G", 1, [("Bad", 1)]),
+    ("G", 1, [(f"k{i}", 123456.789) for i in range(20)]),
+])
+def test_encode_refuses_what_would_not_decode(args):
+    with pytest.raises(ValueError):
+        encode_frame(*args)
+
+
+def test_encode_with_time_round_trips():
+    line = encode_frame("logger1", 9, [("temp_in", -3.25)], t=1700000000123)
+    assert decode_line(line) == Frame("v1", "logger1", 9, 1700000000123, (("temp_in", -3.25),))
+
+
+sources = st.from_regex(r"[A-Za-z0-9_-]{1,32}", fullmatch=True)
+keys = st.from_regex(r"[a-s][a-z0-9_]{0,15}", fullmatch=True)  # never "t"
+# Readings as boards send them: a few decimals (subnormal doubles would need hundreds of digits).
+finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e9, max_value=1e9).map(lambda x: round(x, 4))
+
+
+@settings(max_examples=300)
+@given(sources, st.integers(0, 65535), st.dictionaries(keys, finite, min_size=1, max_size=4))
+def test_encode_decode_round_trip(source, seq, values):
+    try:
+        line = encode_frame(source, seq, list(values.items()))
+    except ValueError:  # over 200 bytes: the encoder refuses rather than emit a line that is rejected
+        return
+    assert decode_line(line) == Frame("v1", source, seq, None, tuple(values.items()))
+
+
+@settings(max_examples=1000)
+@given(st.binary(max_size=260))
+def test_decode_never_raises_on_bytes(data):
+    result = decode_line(data)
+    assert isinstance(result, (Frame, Status, Reject))
+
+
+@settings(max_examples=500)
+@given(st.data())
+def test_a_corrupted_byte_never_yields_a_different_frame(data):
+    line = encode_frame("G", data.draw(st.integers(0, 65535)), [("temp_in", data.draw(finite))])
+    pos = data.draw(st.integers(0, len(line) - 2))
+    byte = data.draw(st.integers(0, 255).filter(lambda b: b != line[pos]))
+    result = decode_line(line[:pos] + bytes([byte]) + line[pos + 1:])
+    # One changed byte is either caught, or only touched the noise before '$' (which cannot happen at pos 0
+    # unless it created a new '$'); a decoded frame must be the original one.
+    if isinstance(result, Frame):
+        assert result == decode_line(line)
+
