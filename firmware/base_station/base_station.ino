@@ -1,0 +1,119 @@
+// Base station: receives radio payloads from up to 6 sensor nodes and prints one v1 frame per payload on USB
+// serial, plus "#" status lines. Nothing here waits on the radio, so a missing or silent radio cannot hang it.
+#include <SPI.h>
+#include <RF24.h>
+#include <TelemetryNode.h>
+
+#include "station_config.h"
+
+using namespace telemetry;
+
+const uint8_t kMaxPayloadsPerLoop = 3;  // bounded so status lines still come out under a flood
+
+RF24 radio(CE_PIN, CSN_PIN);
+bool radio_ok = false;
+uint32_t received = 0, frames = 0, rejected = 0;
+uint8_t node_failures[kMaxRadioNodes];
+unsigned long last_status_ms = 0;
+
+void print_radio_state(const __FlashStringHelper* state) {
+  Serial.print(F("# radio "));
+  Serial.println(state);
+}
+
+void start_radio() {
+  radio_ok = radio.begin() && radio.isChipConnected();
+  if (!radio_ok) {
+    print_radio_state(F("missing"));
+    return;
+  }
+  radio.setChannel(RF_CHANNEL);
+  radio.setDataRate(RF24_250KBPS);
+  radio.setPALevel(RF24_PA_MAX);
+  radio.enableDynamicPayloads();
+  radio.setAutoAck(true);
+  radio.setRetries(kRadioRetryDelay, kRadioRetryCount);
+  for (uint8_t pipe = 0; pipe < kMaxRadioNodes; ++pipe) {
+    radio.openReadingPipe(pipe, node_address(RF_ADDRESS_PREFIX, pipe + 1));
+  }
+  radio.startListening();
+  print_radio_state(F("ok"));
+}
+
+void reject(const __FlashStringHelper* why, uint8_t pipe, uint8_t detail) {
+  ++rejected;
+  Serial.print(F("# reject "));
+  Serial.print(why);
+  Serial.print(F(" pipe="));
+  Serial.print(pipe);
+  Serial.print(F(" detail="));
+  Serial.println(detail);
+}
+
+void report_send_failures(const RadioPayload& payload) {
+  uint8_t& last = node_failures[payload.node_id - 1];
+  if (payload.send_failures == last) return;
+  last = payload.send_failures;
+  Serial.print(F("# node"));
+  Serial.print(payload.node_id);
+  Serial.print(F(" send_failures="));
+  Serial.println(payload.send_failures);
+}
+
+void handle_payload(uint8_t pipe) {
+  uint8_t bytes[kPayloadMaxSize];
+  uint8_t length = radio.getDynamicPayloadSize();  // 0 when the radio flushed a corrupt (> 32 byte) payload
+  if (length == 0) return reject(F("payload_size"), pipe, 0);
+  radio.read(bytes, length);
+  ++received;
+  RadioPayload payload;
+  PayloadError error = payload_decode(bytes, length, payload);
+  if (error != kPayloadOk) return reject(F("payload"), pipe, error);
+  if (payload.node_id != pipe + 1) return reject(F("node_pipe"), pipe, payload.node_id);
+  report_send_failures(payload);
+  char line[kFrameBufferSize];
+  uint8_t unknown = 0;
+  size_t n = payload_to_frame(payload, line, sizeof line, &unknown);
+  if (n == 0) return reject(F("no_metric"), pipe, unknown);
+  Serial.write(line, n);
+  ++frames;
+}
+
+void print_stats() {
+  Serial.print(F("# stats uptime_s="));
+  Serial.print(millis() / 1000UL);
+  Serial.print(F(" radio="));
+  Serial.print(radio_ok ? F("ok") : F("missing"));
+  Serial.print(F(" received="));
+  Serial.print(received);
+  Serial.print(F(" frames="));
+  Serial.print(frames);
+  Serial.print(F(" rejected="));
+  Serial.println(rejected);
+}
+
+void setup() {
+  Serial.begin(115200);
+  Serial.print(F("# boot base_station protocol=T1 payload=v1 channel="));
+  Serial.print(RF_CHANNEL);
+  Serial.print(F(" nodes=1-"));
+  Serial.println(kMaxRadioNodes);
+  start_radio();
+  last_status_ms = millis();
+}
+
+void loop() {
+  uint8_t pipe;
+  for (uint8_t i = 0; radio_ok && i < kMaxPayloadsPerLoop && radio.available(&pipe); ++i) handle_payload(pipe);
+
+  if (millis() - last_status_ms >= STATUS_SECONDS * 1000UL) {
+    last_status_ms += STATUS_SECONDS * 1000UL;
+    if (!radio_ok) {
+      start_radio();
+    } else if (!radio.isChipConnected()) {
+      radio_ok = false;
+      print_radio_state(F("lost"));
+    }
+    print_stats();
+  }
+}

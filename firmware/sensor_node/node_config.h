@@ -1,0 +1,46 @@
+// Build-time settings of the sensor node. Override from make (`make NODE_ID=3 SAMPLE_SECONDS=300`) or edit here
+// for the Arduino IDE / arduino-cli.
+#pragma once
+
+#ifndef NODE_ID
+#define NODE_ID 1  // 1..6, unique per base station; the node's frames carry source "node<NODE_ID>"
+#endif
+#ifndef RF_CHANNEL
+#define RF_CHANNEL 76  // 0..125, same on the base station
+#endif
+#ifndef RF_ADDRESS_PREFIX
+#define RF_ADDRESS_PREFIX 0x54454C45UL  // the 4 shared address bytes ("TELE"), same on the base station
+#endif
+#ifndef SAMPLE_SECONDS
+#define SAMPLE_SECONDS 60  // seconds asleep between samples
+#endif
+#ifndef CE_PIN
+#define CE_PIN 9
+#endif
+#ifndef CSN_PIN
+#define CSN_PIN 10
+#endif
+#ifndef BANDGAP_MV
+#define BANDGAP_MV 1100  // this chip's bandgap in mV; calibrate with a multimeter for +-1% vbat
+#endif
+
+// Analog inputs; -1 leaves a sensor out of this node.
+#ifndef TEMP_IN_PIN
+#define TEMP_IN_PIN A0
+#endif
+#ifndef TEMP_OUT_PIN
+#define TEMP_OUT_PIN A1
+#endif
+#ifndef TEMP_CHECK_PIN
+#define TEMP_CHECK_PIN -1
+#endif
+#ifndef LIGHT_PIN
+#define LIGHT_PIN A2
+#endif
+#ifndef HUMIDITY_PIN
+#define HUMIDITY_PIN A3
+#endif
+// Feeds the sensor dividers only while sampling, so they draw nothing during sleep.
+#ifndef SENSOR_POWER_PIN
+#define SENSOR_POWER_PIN 7
+#endif
