@@ -1,0 +1,54 @@
+"""Fixtures shared by every suite: the real local Cassandra node, started through deploy/local/cassandra."""
+
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from cassandra.cluster import Cluster
+from cassandra.policies import DCAwareRoundRobinPolicy
+
+ROOT = Path(__file__).resolve().parent
+LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
+MIGRATE = ROOT / "schema" / "migrate"
+
+
+def launcher(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, check=check, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def cassandra_node():
+    """127.0.0.1:9042 answering CQL. Started if it was down, and then stopped again after the run."""
+    was_up = launcher("status", check=False).returncode == 0
+    if not was_up:
+        started = launcher("start", check=False)
+        assert started.returncode == 0, f"local Cassandra did not start:\n{started.stdout}\n{started.stderr}"
+    yield "127.0.0.1"
+    if not was_up:
+        launcher("stop", check=False)
+
+
+def connect(host: str) -> Cluster:
+    return Cluster([host], protocol_version=5, load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"))
+
+
+@pytest.fixture(scope="module")
+def cql(cassandra_node):
+    """A driver session for one test module (modules that restart the node open their own)."""
+    cluster = connect(cassandra_node)
+    session = cluster.connect()
+    yield session
+    cluster.shutdown()
+
+
+@pytest.fixture
+def fresh_keyspace(cql):
+    """A unique keyspace name, dropped after the test."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    yield name
+    cql.execute(f"DROP KEYSPACE IF EXISTS {name}", timeout=60)
+
+
+def migrate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(MIGRATE), *args], capture_output=True, text=True, timeout=300)

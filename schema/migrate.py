@@ -1,0 +1,203 @@
+"""schema/migrate: apply the numbered CQL files in schema/ to a keyspace, once each.
+
+Applied versions are recorded in <keyspace>.schema_migrations (one partition). A re-run does nothing; a file that
+changed after it was applied stops the run. A lightweight-transaction lock keeps two runs from interleaving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import socket
+import ssl
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from cassandra import ConsistencyLevel
+from cassandra.auth import PlainTextAuthProvider
+from cassandra.cluster import Cluster, Session
+from cassandra.query import SimpleStatement
+
+from migration_plan import Applied, Migration, MigrationError, load_migrations, pending
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+LOCK_TTL_S = 600  # a run that dies holding the lock frees it after this long
+
+RECORD_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    scope text,
+    version int,
+    name text,
+    checksum text,
+    applied_at timestamp,
+    applied_by text,
+    lock_owner text static,
+    PRIMARY KEY ((scope), version)
+) WITH comment = 'Applied schema/NNN_*.cql files, and the lock of schema/migrate (static column)'
+"""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    env = os.environ.get
+    p = argparse.ArgumentParser(prog="schema/migrate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hosts", default=env("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1"),
+                   help="comma-separated contact points (env TELEMETRY_CASSANDRA_HOSTS; default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=int(env("TELEMETRY_CASSANDRA_PORT", "9042")))
+    p.add_argument("--keyspace", default=env("TELEMETRY_CASSANDRA_KEYSPACE", "telemetry"))
+    rep = p.add_mutually_exclusive_group()
+    rep.add_argument("--rf", type=int, help="SimpleStrategy with this replication factor (default 1: one node)")
+    rep.add_argument("--dc", action="append", metavar="NAME:RF",
+                     help="NetworkTopologyStrategy: replicas per data centre, repeatable (--dc dc1:3 --dc dc2:3)")
+    p.add_argument("--readings-ttl", type=int, metavar="SECONDS",
+                   help="set readings' default TTL (0 = keep forever); applies to rows written afterwards")
+    p.add_argument("--status", action="store_true", help="print applied and pending migrations, change nothing")
+    p.add_argument("--tls-ca", default=env("TELEMETRY_CASSANDRA_TLS_CA"),
+                   help="CA file: connect with TLS and verify the server (env TELEMETRY_CASSANDRA_TLS_CA)")
+    p.add_argument("--lock-wait", type=float, default=60, help="seconds to wait for another run's lock")
+    args = p.parse_args(argv)
+    if args.readings_ttl is not None and args.readings_ttl < 0:
+        p.error("--readings-ttl must be 0 or more seconds")
+    return args
+
+
+def replication_map(args: argparse.Namespace) -> dict[str, object]:
+    if args.dc:
+        replication: dict[str, object] = {"class": "NetworkTopologyStrategy"}
+        for item in args.dc:
+            name, _, rf = item.rpartition(":")
+            if not name or not rf.isdigit() or int(rf) < 1:
+                raise MigrationError(f"--dc takes NAME:RF, e.g. dc1:3, not {item!r}")
+            replication[name] = int(rf)
+        return replication
+    return {"class": "SimpleStrategy", "replication_factor": args.rf or 1}
+
+
+def connect(args: argparse.Namespace) -> Cluster:
+    auth = None
+    if os.environ.get("TELEMETRY_CASSANDRA_USERNAME"):
+        auth = PlainTextAuthProvider(os.environ["TELEMETRY_CASSANDRA_USERNAME"],
+                                     os.environ.get("TELEMETRY_CASSANDRA_PASSWORD", ""))
+    ssl_context = ssl.create_default_context(cafile=args.tls_ca) if args.tls_ca else None
+    return Cluster(args.hosts.split(","), port=args.port, auth_provider=auth, ssl_context=ssl_context,
+                   connect_timeout=10)
+
+
+def cql_map(replication: dict[str, object]) -> str:
+    return "{" + ", ".join(f"'{k}': '{v}'" for k, v in replication.items()) + "}"
+
+
+def ensure_keyspace(session: Session, keyspace: str, replication: dict[str, object], explicit: bool) -> None:
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {cql_map(replication)}")
+    row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                          [keyspace]).one()
+    current = {k: v.rsplit(".", 1)[-1] if k == "class" else v for k, v in row.replication.items()}
+    wanted = {k: str(v) for k, v in replication.items()}
+    if explicit and current != wanted:
+        print(f"warning: keyspace {keyspace} exists with replication {current}; not changed to {wanted}. "
+              f"Changing it is an operator's step: ALTER KEYSPACE, then `nodetool repair -full` on every node.",
+              file=sys.stderr)
+
+
+def applied_migrations(session: Session, keyspace: str) -> list[Applied]:
+    rows = session.execute("SELECT version, name, checksum FROM schema_migrations WHERE scope = %s", [keyspace])
+    return [Applied(r.version, r.name, r.checksum) for r in rows if r.version is not None]
+
+
+def acquire_lock(session: Session, keyspace: str, owner: str, wait_s: float) -> None:
+    deadline = time.monotonic() + wait_s
+    statement = SimpleStatement(
+        f"UPDATE schema_migrations USING TTL {LOCK_TTL_S} SET lock_owner = %s WHERE scope = %s IF lock_owner = null",
+        serial_consistency_level=ConsistencyLevel.SERIAL)
+    while True:
+        result = session.execute(statement, [owner, keyspace])
+        if result.was_applied:
+            return
+        holder = result.one().lock_owner
+        if time.monotonic() >= deadline:
+            raise MigrationError(f"another schema/migrate run ({holder}) holds the lock of {keyspace}; it is freed "
+                                 f"when that run ends or after {LOCK_TTL_S} s")
+        time.sleep(1)
+
+
+def release_lock(session: Session, keyspace: str, owner: str) -> None:
+    session.execute(SimpleStatement("UPDATE schema_migrations SET lock_owner = null WHERE scope = %s "
+                                    "IF lock_owner = %s", serial_consistency_level=ConsistencyLevel.SERIAL),
+                    [keyspace, owner])
+
+
+def apply(session: Session, keyspace: str, migration: Migration, owner: str) -> None:
+    for number, statement in enumerate(migration.statements, start=1):
+        try:
+            session.execute(statement, timeout=120)
+        except Exception as error:
+            raise MigrationError(f"{migration.file_name}, statement {number} failed: {error}\n  {statement[:200]}"
+                                 "\nNothing of this file is recorded as applied; fix the cause and run again "
+                                 "(its statements are idempotent).") from error
+    session.execute("INSERT INTO schema_migrations (scope, version, name, checksum, applied_at, applied_by) "
+                    "VALUES (%s, %s, %s, %s, toTimestamp(now()), %s)",
+                    [keyspace, migration.version, migration.name, migration.checksum, owner])
+    print(f"applied {migration.file_name} ({len(migration.statements)} statements)")
+
+
+def run(args: argparse.Namespace) -> int:
+    migrations = load_migrations(SCHEMA_DIR)
+    replication = replication_map(args)
+    cluster = connect(args)
+    try:
+        session = cluster.connect()
+        if args.status:
+            recorded = session.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s "
+                                       "AND table_name = 'schema_migrations'", [args.keyspace]).one()
+            applied = []
+            if recorded:
+                session.set_keyspace(args.keyspace)
+                applied = applied_migrations(session, args.keyspace)
+            todo = pending(migrations, applied)
+            for record in applied:
+                print(f"applied  {record.version:03d}_{record.name}.cql")
+            for migration in todo:
+                print(f"pending  {migration.file_name}")
+            print(f"keyspace {args.keyspace}: schema version {max((a.version for a in applied), default=0)}, "
+                  f"{len(todo)} pending")
+            return 0
+
+        ensure_keyspace(session, args.keyspace, replication, explicit=bool(args.rf or args.dc))
+        session.set_keyspace(args.keyspace)
+        session.execute(RECORD_TABLE)
+        owner = f"{getpass.getuser()}@{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+        acquire_lock(session, args.keyspace, owner, args.lock_wait)
+        try:
+            todo = pending(migrations, applied_migrations(session, args.keyspace))
+            for migration in todo:
+                apply(session, args.keyspace, migration, owner)
+            if args.readings_ttl is not None:
+                session.execute(f"ALTER TABLE readings WITH default_time_to_live = {args.readings_ttl}")
+                print(f"readings default TTL set to {args.readings_ttl} s")
+        finally:
+            release_lock(session, args.keyspace, owner)
+        print(f"keyspace {args.keyspace}: schema version {migrations[-1].version if migrations else 0} "
+              f"({len(todo)} applied now)")
+        return 0
+    finally:
+        cluster.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(args)
+    except MigrationError as error:
+        print(f"schema/migrate: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # connection refused, auth, timeouts: say it in one line, not a traceback
+        print(f"schema/migrate: cannot migrate {args.keyspace} at {args.hosts}:{args.port}: "
+              f"{type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
