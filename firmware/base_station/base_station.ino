@@ -21,12 +21,8 @@ void print_radio_state(const __FlashStringHelper* state) {
   Serial.println(state);
 }
 
-void start_radio() {
-  radio_ok = radio.begin() && radio.isChipConnected();
-  if (!radio_ok) {
-    print_radio_state(F("missing"));
-    return;
-  }
+bool start_radio() {
+  if (!radio.begin() || !radio.isChipConnected()) return false;
   radio.setChannel(RF_CHANNEL);
   radio.setDataRate(RF24_250KBPS);
   radio.setPALevel(RF24_PA_MAX);
@@ -37,7 +33,7 @@ void start_radio() {
     radio.openReadingPipe(pipe, node_address(RF_ADDRESS_PREFIX, pipe + 1));
   }
   radio.startListening();
-  print_radio_state(F("ok"));
+  return true;
 }
 
 void reject(const __FlashStringHelper* why, uint8_t pipe, uint8_t detail) {
@@ -98,7 +94,8 @@ void setup() {
   Serial.print(RF_CHANNEL);
   Serial.print(F(" nodes=1-"));
   Serial.println(kMaxRadioNodes);
-  start_radio();
+  radio_ok = start_radio();
+  print_radio_state(radio_ok ? F("ok") : F("missing"));
   last_status_ms = millis();
 }
 
@@ -109,7 +106,8 @@ void loop() {
   if (millis() - last_status_ms >= STATUS_SECONDS * 1000UL) {
     last_status_ms += STATUS_SECONDS * 1000UL;
     if (!radio_ok) {
-      start_radio();
+      radio_ok = start_radio();  // plugged in late or recovered: say so once
+      if (radio_ok) print_radio_state(F("ok"));
     } else if (!radio.isChipConnected()) {
       radio_ok = false;
       print_radio_state(F("lost"));

@@ -20,17 +20,16 @@ volatile bool watchdog_fired = false;
 
 ISR(WDT_vect) { watchdog_fired = true; }
 
-// One power-down sleep of a watchdog period (WDTO_1S .. WDTO_8S), interrupt mode so it wakes instead of resetting.
+// One power-down sleep of a watchdog period (WDTO_1S .. WDTO_8S). avr-libc's wdt_enable does the timed
+// sequence; WDIE on top makes the first timeout an interrupt (wake-up) and a second one a reset (hang guard).
 void sleep_watchdog_period(uint8_t wdto) {
-  uint8_t prescaler = (wdto & 0x07) | ((wdto & 0x08) ? _BV(WDP3) : 0);
   byte adc = ADCSRA;
   ADCSRA = 0;  // the ADC would draw ~250 uA through the sleep
+  MCUSR &= ~_BV(WDRF);
   cli();
   watchdog_fired = false;
-  wdt_reset();
-  MCUSR &= ~_BV(WDRF);
-  WDTCSR = _BV(WDCE) | _BV(WDE);
-  WDTCSR = _BV(WDIE) | prescaler;
+  wdt_enable(wdto);
+  WDTCSR |= _BV(WDIE);
   set_sleep_mode(SLEEP_MODE_PWR_DOWN);
   sleep_enable();
   while (!watchdog_fired) {  // other interrupts may wake the CPU; only the watchdog ends the period

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frame_encoder.h"
 #include "radio_payload.h"
 
 namespace telemetry {

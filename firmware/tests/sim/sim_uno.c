@@ -1,0 +1,220 @@
+// sim_uno: runs a compiled sketch (.elf) on simavr's ATmega328P at 16 MHz, like an Arduino Uno on a USB port.
+// UART0 goes to stdout, or to a pseudo-terminal a gateway opens like /dev/ttyUSB0 (-p PATH); ADC inputs are set
+// in millivolts. Written on libsimavr because the stock `simavr` CLI can neither set ADC inputs nor bridge the
+// UART to a pty without the races of its uart_pty part.
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simavr/avr_adc.h>
+#include <simavr/avr_uart.h>
+#include <simavr/sim_avr.h>
+#include <simavr/sim_elf.h>
+
+#define CPU_HZ 16000000ULL
+#define CYCLES_PER_MS (CPU_HZ / 1000)
+
+static const char usage[] =
+    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-p PTY_LINK] [-r] [-T] [-w WALL_S] firmware.elf\n"
+    "  -m SIM_MS   stop after SIM_MS simulated milliseconds (default: until SIGTERM/SIGINT)\n"
+    "  -a PIN=MV   analog input A<PIN> (0-7) held at MV millivolts (repeatable; default 0)\n"
+    "  -v VCC_MV   supply voltage Vcc = AVcc = AREF (default 5000)\n"
+    "  -p PATH     expose UART0 on a pseudo-terminal and make PATH a symlink to it (else UART0 -> stdout)\n"
+    "  -T          prefix each stdout line with [simulated ms]\n"
+    "  -r          pace simulated time to wall-clock time (else as fast as the host runs)\n"
+    "  -w WALL_S   wall-clock watchdog: give up after WALL_S seconds, exit 3 (default 120)\n"
+    "stderr ends with: # sim: simulated_ms=N wall_ms=N state=done|time|signal|crashed|watchdog\n";
+
+static volatile sig_atomic_t stop_requested;
+static int pty_master = -1;
+static int uart_input_ready;  // simavr's UART fifo has room (XON seen after XOFF)
+static int timestamps;        // -T: prefix each stdout line with the simulated ms at its first byte
+static avr_t* board;
+static char line_buf[512];
+static size_t line_len;
+
+static void on_signal(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+// stdout: flush per line so a reader sees whole lines promptly.
+static void uart_to_stdout(struct avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq;
+  (void)param;
+  if (timestamps && line_len == 0) {
+    fprintf(stdout, "[%llu] ", (unsigned long long)(board->cycle / CYCLES_PER_MS));
+  }
+  line_buf[line_len++] = (char)value;
+  if (value == '\n' || line_len == sizeof line_buf) {
+    fwrite(line_buf, 1, line_len, stdout);
+    fflush(stdout);
+    line_len = 0;
+  }
+}
+
+// pty: like a UART nobody listens to, bytes the reader does not take are dropped rather than blocking the board.
+static void uart_to_pty(struct avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq;
+  (void)param;
+  uint8_t byte = (uint8_t)value;
+  if (write(pty_master, &byte, 1) < 0 && errno != EAGAIN && errno != EIO) perror("sim_uno: pty write");
+}
+
+static void uart_xon(struct avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq;
+  (void)value;
+  (void)param;
+  uart_input_ready = 1;
+}
+
+static void uart_xoff(struct avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq;
+  (void)value;
+  (void)param;
+  uart_input_ready = 0;
+}
+
+// simavr's own messages go to stderr at warning level and above, so stdout carries only the board's UART.
+static void log_to_stderr(avr_t* avr, const int level, const char* format, va_list ap) {
+  (void)avr;
+  if (level <= LOG_WARNING) vfprintf(stderr, format, ap);
+}
+
+static void no_host_sleep(avr_t* avr, avr_cycle_count_t how_long) {
+  (void)avr;
+  (void)how_long;  // simulated sleep costs no host time; -r paces in the main loop instead
+}
+
+static int open_pty(const char* link_path) {
+  pty_master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (pty_master < 0 || grantpt(pty_master) || unlockpt(pty_master)) return perror("sim_uno: posix_openpt"), -1;
+  const char* slave_path = ptsname(pty_master);
+  // Held open so writes do not fail with EIO between readers; raw so the line discipline does not echo or
+  // translate bytes (a real USB serial adapter passes them through).
+  int slave = open(slave_path, O_RDWR | O_NOCTTY);
+  struct termios tio;
+  if (slave < 0 || tcgetattr(slave, &tio)) return perror("sim_uno: pty slave"), -1;
+  cfmakeraw(&tio);
+  cfsetspeed(&tio, B115200);
+  tcsetattr(slave, TCSANOW, &tio);
+  fcntl(pty_master, F_SETFL, fcntl(pty_master, F_GETFL) | O_NONBLOCK);
+  unlink(link_path);
+  if (symlink(slave_path, link_path)) return perror("sim_uno: symlink"), -1;
+  fprintf(stderr, "# sim: uart0 on %s -> %s\n", link_path, slave_path);
+  return 0;
+}
+
+// Bytes a gateway writes to the pty go to the board's UART0 input, as fast as its fifo takes them.
+static void pump_pty_input(avr_t* avr, avr_irq_t* uart_in) {
+  uint8_t byte;
+  while (uart_input_ready && read(pty_master, &byte, 1) == 1) avr_raise_irq(uart_in, byte);
+  (void)avr;
+}
+
+int main(int argc, char** argv) {
+  long sim_ms = 0, vcc_mv = 5000, wall_limit_s = 120;
+  long adc_mv[8] = {0};
+  const char* pty_link = NULL;
+  int realtime = 0, opt;
+  while ((opt = getopt(argc, argv, "m:a:v:p:rTw:h")) != -1) {
+    int pin;
+    long mv;
+    switch (opt) {
+      case 'm': sim_ms = atol(optarg); break;
+      case 'v': vcc_mv = atol(optarg); break;
+      case 'p': pty_link = optarg; break;
+      case 'r': realtime = 1; break;
+      case 'T': timestamps = 1; break;
+      case 'w': wall_limit_s = atol(optarg); break;
+      case 'a':
+        if (sscanf(optarg, "%d=%ld", &pin, &mv) != 2 || pin < 0 || pin > 7) return fputs(usage, stderr), 1;
+        adc_mv[pin] = mv;
+        break;
+      default: return fputs(usage, stderr), opt == 'h' ? 0 : 1;
+    }
+  }
+  if (optind != argc - 1 || (sim_ms <= 0 && !pty_link)) return fputs(usage, stderr), 1;
+
+  avr_global_logger_set(log_to_stderr);
+  elf_firmware_t firmware;
+  memset(&firmware, 0, sizeof firmware);
+  if (elf_read_firmware(argv[optind], &firmware)) return fprintf(stderr, "sim_uno: cannot read %s\n", argv[optind]), 1;
+  avr_t* avr = avr_make_mcu_by_name("atmega328p");
+  if (!avr) return fputs("sim_uno: simavr has no atmega328p\n", stderr), 1;
+  avr_init(avr);
+  board = avr;
+  firmware.frequency = CPU_HZ;
+  avr_load_firmware(avr, &firmware);
+  avr->sleep = no_host_sleep;
+  avr->vcc = avr->avcc = avr->aref = (uint32_t)vcc_mv;
+
+  for (int pin = 0; pin < 8; ++pin) {
+    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + pin), (uint32_t)adc_mv[pin]);
+  }
+  uint32_t uart_flags = 0;  // no console echo, no host sleeping while the sketch polls the UART
+  avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &uart_flags);
+  avr_irq_t* uart_in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), uart_xon, NULL);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uart_xoff, NULL);
+  if (pty_link && open_pty(pty_link)) return 1;
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT),
+                          pty_link ? uart_to_pty : uart_to_stdout, NULL);
+
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+
+  const avr_cycle_count_t end_cycle = sim_ms > 0 ? (avr_cycle_count_t)sim_ms * CYCLES_PER_MS : 0;
+  const double wall_start = now_ms();
+  avr_cycle_count_t next_check = CYCLES_PER_MS;
+  const char* outcome = "time";
+  int state = cpu_Running;
+  for (;;) {
+    state = avr_run(avr);
+    if (state == cpu_Done || state == cpu_Crashed) {
+      outcome = state == cpu_Done ? "done" : "crashed";
+      break;
+    }
+    if (end_cycle && avr->cycle >= end_cycle) break;
+    if (avr->cycle < next_check) continue;
+    next_check = avr->cycle + CYCLES_PER_MS;  // once per simulated ms: signals, watchdog, pty input, pacing
+    if (stop_requested) {
+      outcome = "signal";
+      break;
+    }
+    double wall = now_ms() - wall_start;
+    if (wall > wall_limit_s * 1000.0) {
+      outcome = "watchdog";
+      break;
+    }
+    if (pty_link) pump_pty_input(avr, uart_in);
+    if (realtime) {
+      double ahead_ms = avr->cycle / (double)CYCLES_PER_MS - wall;
+      if (ahead_ms > 1) usleep((useconds_t)(ahead_ms * 1000));
+    }
+  }
+  if (line_len) fwrite(line_buf, 1, line_len, stdout);
+  fflush(stdout);
+  fprintf(stderr, "# sim: simulated_ms=%llu wall_ms=%.0f state=%s\n",
+          (unsigned long long)(avr->cycle / CYCLES_PER_MS), now_ms() - wall_start, outcome);
+  if (pty_link) unlink(pty_link);
+  if (!strcmp(outcome, "crashed")) return 2;
+  if (!strcmp(outcome, "watchdog")) return 3;
+  return 0;
+}
