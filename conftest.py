@@ -5,7 +5,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from cassandra.cluster import Cluster
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import DCAwareRoundRobinPolicy
 
 ROOT = Path(__file__).resolve().parent
@@ -30,7 +30,8 @@ def cassandra_node():
 
 
 def connect(host: str) -> Cluster:
-    return Cluster([host], protocol_version=5, load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"))
+    profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"), request_timeout=30)
+    return Cluster([host], protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
 
 
 @pytest.fixture(scope="module")
