@@ -1,0 +1,217 @@
+// The compiled sketches (.elf, exactly what gets flashed) running on simavr through sim_uno. Expected values
+// are computed here from the injected voltages with the thermistor equation, independently of the firmware.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "telemetry/crc16_ccitt.h"
+
+namespace {
+
+struct Line {
+  long ms;  // simulated time of the line's first byte
+  std::string text;
+};
+
+struct SimRun {
+  int exit_code = -1;
+  std::vector<Line> lines;
+  std::string summary;  // "# sim: simulated_ms=... wall_ms=... state=..."
+};
+
+SimRun run_sketch(const std::string& sketch, const std::string& args) {
+  std::string stderr_path = std::string(BUILD_DIR) + "/tests/" + sketch + ".sim.stderr";
+  std::string command = std::string(SIM_UNO) + " -T -w 60 " + args + " " + BUILD_DIR + "/" + sketch + "/" + sketch +
+                        ".elf 2>" + stderr_path;
+  SimRun run;
+  FILE* out = popen(command.c_str(), "r");
+  if (!out) return run;
+  char buf[512];
+  std::regex stamped(R"(^\[(\d+)\] (.*?)\r?\n?$)");
+  while (fgets(buf, sizeof buf, out)) {
+    std::cmatch m;
+    if (std::regex_match(buf, m, stamped)) run.lines.push_back({std::stol(m[1]), m[2]});
+  }
+  int status = pclose(out);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(stderr_path);
+  for (std::string l; std::getline(err, l);) {
+    if (l.rfind("# sim: ", 0) == 0) run.summary = l;
+  }
+  std::printf("    %s %s -> %s\n", sketch.c_str(), args.c_str(), run.summary.c_str());
+  return run;
+}
+
+struct Frame {
+  long ms;
+  std::string source;
+  long seq;
+  std::vector<std::pair<std::string, double>> values;
+};
+
+// Parses a v1 line strictly (PROTOCOL.md section 1), checking its CRC; fails the test on anything else.
+bool parse_frame(const Line& line, Frame& frame) {
+  static const std::regex v1(R"(^\$(T1,([A-Za-z0-9_-]{1,32}),(0|[1-9][0-9]{0,4}),(.+))\*([0-9A-F]{4})$)");
+  std::smatch m;
+  if (!std::regex_match(line.text, m, v1)) return false;
+  std::string body = m[1];
+  unsigned crc = std::stoul(m[5], nullptr, 16);
+  EXPECT_EQ(telemetry::crc16_ccitt(body.data(), body.size()), crc) << line.text;
+  frame.ms = line.ms;
+  frame.source = m[2];
+  frame.seq = std::stol(m[3]);
+  std::stringstream pairs(m[4]);
+  static const std::regex pair(R"(^([a-z][a-z0-9_]{0,15})=([+-]?[0-9]+(\.[0-9]+)?)$)");
+  for (std::string item; std::getline(pairs, item, ',');) {
+    std::smatch p;
+    if (!std::regex_match(item, p, pair)) return false;
+    frame.values.push_back({p[1], std::stod(p[2])});
+  }
+  return true;
+}
+
+std::vector<Frame> frames_of(const SimRun& run) {
+  std::vector<Frame> frames;
+  for (const Line& l : run.lines) {
+    if (l.text.empty() || l.text[0] == '#') continue;
+    Frame f;
+    EXPECT_TRUE(parse_frame(l, f)) << "not a valid v1 frame: " << l.text;
+    frames.push_back(f);
+  }
+  return frames;
+}
+
+std::vector<Line> lines_starting(const SimRun& run, const std::string& prefix) {
+  std::vector<Line> out;
+  for (const Line& l : run.lines) {
+    if (l.text.rfind(prefix, 0) == 0) out.push_back(l);
+  }
+  return out;
+}
+
+const double kVcc = 5000;
+
+// A 10 kΩ B=3950 NTC to ground under a 10 kΩ resistor, at ADC count `count`.
+double ntc_celsius_at(double count) {
+  double ohm = 10000.0 * count / (1023.0 - count);
+  return 1.0 / (1.0 / 298.15 + std::log(ohm / 10000.0) / 3950.0) - 273.15;
+}
+
+// The ADC count of `mv` is known only to about a count (rounding of the converter model), so the expected
+// temperature is a band rather than a point.
+void expect_temperature(double celsius, double mv, double vcc = kVcc) {
+  double count = mv * 1023.0 / vcc;
+  double hot = ntc_celsius_at(count - 1.5), cold = ntc_celsius_at(count + 1.5);
+  EXPECT_GE(celsius, cold) << "injected " << mv << " mV";
+  EXPECT_LE(celsius, hot) << "injected " << mv << " mV";
+}
+
+void expect_light(double light, double mv) { EXPECT_NEAR(light, mv * 100.0 / kVcc, 1.0) << "injected " << mv; }
+
+double value_of(const Frame& f, const std::string& key) {
+  for (const auto& kv : f.values) {
+    if (kv.first == key) return kv.second;
+  }
+  ADD_FAILURE() << "frame has no " << key;
+  return NAN;
+}
+
+}  // namespace
+
+TEST(SerialNodeSim, FramesCarryTheInjectedInputsWithSeqCountingUp) {
+  SimRun run = run_sketch("serial_node", "-m 16000 -a 0=2500 -a 1=3000");
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.summary.find("simulated_ms=16000"), std::string::npos);
+  ASSERT_FALSE(run.lines.empty());
+  EXPECT_EQ(run.lines[0].text, "# boot serial_node source=room sample_s=5");
+  std::vector<Frame> frames = frames_of(run);
+  ASSERT_EQ(frames.size(), 4u);  // at 0, 5, 10 and 15 s
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const Frame& f = frames[i];
+    EXPECT_EQ(f.source, "room");
+    EXPECT_EQ(f.seq, static_cast<long>(i));
+    ASSERT_EQ(f.values.size(), 2u);
+    EXPECT_EQ(f.values[0].first, "temp");
+    EXPECT_EQ(f.values[1].first, "light");
+    expect_temperature(value_of(f, "temp"), 2500);
+    expect_light(value_of(f, "light"), 3000);
+    if (i) {
+      EXPECT_NEAR(f.ms - frames[i - 1].ms, 5000, 2);
+    }
+  }
+}
+
+TEST(SerialNodeSim, ValuesFollowOtherInputs) {
+  SimRun run = run_sketch("serial_node", "-m 6000 -a 0=1200 -a 1=200");
+  ASSERT_EQ(run.exit_code, 0);
+  std::vector<Frame> frames = frames_of(run);
+  ASSERT_EQ(frames.size(), 2u);
+  for (const Frame& f : frames) {
+    expect_temperature(value_of(f, "temp"), 1200);  // ~52 °C
+    expect_light(value_of(f, "light"), 200);
+  }
+}
+
+TEST(SerialNodeSim, ShortedThermistorIsLeftOutNotSentAsANumber) {
+  SimRun run = run_sketch("serial_node", "-m 6000 -a 0=0 -a 1=4000");
+  ASSERT_EQ(run.exit_code, 0);
+  std::vector<Frame> frames = frames_of(run);
+  ASSERT_EQ(frames.size(), 2u);
+  for (const Frame& f : frames) {
+    ASSERT_EQ(f.values.size(), 1u);
+    EXPECT_EQ(f.values[0].first, "light");
+    expect_light(f.values[0].second, 4000);
+  }
+}
+
+TEST(BaseStationSim, WithoutRadioPrintsStatusAndKeepsRunning) {
+  SimRun run = run_sketch("base_station", "-m 25000");
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.summary.find("simulated_ms=25000"), std::string::npos);
+  EXPECT_NE(run.summary.find("state=time"), std::string::npos);  // neither crashed nor stuck in sleep
+  ASSERT_GE(run.lines.size(), 2u);
+  EXPECT_EQ(run.lines[0].text, "# boot base_station protocol=T1 payload=v1 channel=76 nodes=1-6");
+  EXPECT_EQ(run.lines[1].text, "# radio missing");
+  EXPECT_LT(run.lines[1].ms, 1000);
+  std::vector<Line> stats = lines_starting(run, "# stats ");
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].text, "# stats uptime_s=10 radio=missing received=0 frames=0 rejected=0");
+  EXPECT_EQ(stats[1].text, "# stats uptime_s=20 radio=missing received=0 frames=0 rejected=0");
+  EXPECT_NEAR(stats[1].ms - stats[0].ms, 10000, 5);
+  EXPECT_TRUE(frames_of(run).empty());  // no radio, no frames; and no garbage read from a missing chip
+  for (const Line& l : run.lines) EXPECT_EQ(l.text[0], '#') << l.text;
+}
+
+TEST(SensorNodeSim, SleepsBetweenSamplesAndCountsFailedSends) {
+  // 3.3 V supply (battery); thermistors at mid-scale (25 °C); light at 40 %; humidity input left at 0 V.
+  SimRun run = run_sketch("sensor_node", "-m 125000 -v 3300 -a 0=1650 -a 1=1650 -a 2=1320");
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.summary.find("simulated_ms=125000"), std::string::npos);
+  ASSERT_GE(run.lines.size(), 2u);
+  EXPECT_EQ(run.lines[0].text, "# boot sensor_node node=1 channel=76 sample_s=60");
+  EXPECT_EQ(run.lines[1].text, "# radio missing");
+  std::vector<Line> sent = lines_starting(run, "# sent ");
+  ASSERT_EQ(sent.size(), 3u);  // at ~0, ~60 and ~120 s: asleep in between
+  std::regex fields(R"(# sent seq=(\d+) metrics=(\d+) vbat_mv=(\d+) ack=no failures=(\d+))");
+  for (size_t i = 0; i < sent.size(); ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(sent[i].text, m, fields)) << sent[i].text;
+    EXPECT_EQ(std::stoul(m[1]), i);
+    EXPECT_EQ(std::stoul(m[2]), 3u);  // temp_in, temp_out, light; the 0 V humidity input is left out
+    EXPECT_NEAR(std::stod(m[3]), 3300, 15);
+    EXPECT_EQ(std::stoul(m[4]), i + 1);
+    if (i) {
+      long gap = sent[i].ms - sent[i - 1].ms;
+      // Asleep 7 x 8 s + 4 s watchdog periods of 1024K / 512K cycles of the 128 kHz oscillator (8.192 s,
+      // 4.096 s: 61.44 s), plus well under a second awake.
+      EXPECT_GE(gap, 61440);
+      EXPECT_LE(gap, 62000);
+    }
+  }
+}
