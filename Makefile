@@ -25,9 +25,12 @@ system-packages:
 python-env: $(VENV)/.installed
 
 # Exact pins from requirements.lock, no resolver surprises (--no-deps), then `pip check` proves the lock is complete.
-$(VENV)/.installed: requirements.lock gateway/python/pyproject.toml
+# Lock files: requirements.lock (gateway, schema, tests) and one per part that needs more (analytics: Spark).
+LOCK_FILES := requirements.lock $(wildcard analytics/requirements.lock)
+
+$(VENV)/.installed: $(LOCK_FILES) gateway/python/pyproject.toml
 	@test -x $(PYTHON) || python3 -m venv $(VENV)
-	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps -r requirements.lock
+	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps $(addprefix -r ,$(LOCK_FILES))
 	@# The editable install builds with the pinned setuptools already in the venv, not an unpinned download.
 	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e gateway/python
 	@$(PYTHON) -m pip check >/dev/null || { $(PYTHON) -m pip check; exit 1; }

@@ -1,5 +1,10 @@
-"""Fixtures shared by every suite: the real local Cassandra node, started through deploy/local/cassandra."""
+"""Fixtures shared by every suite: the real local Cassandra node, started through deploy/local/cassandra.
 
+TELEMETRY_TEST_NODE=N (default 1) runs the suites against node N on 127.0.0.N, so two people (or agents) on one
+machine can each have a node; give each its own CASSANDRA_STATE_DIR and CASSANDRA_SEEDS=127.0.0.N too.
+"""
+
+import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -11,10 +16,15 @@ from cassandra.policies import DCAwareRoundRobinPolicy
 ROOT = Path(__file__).resolve().parent
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
+NODE = os.environ.get("TELEMETRY_TEST_NODE", "1")
+HOST = f"127.0.0.{NODE}"
 
 
 def launcher(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, check=check, timeout=timeout)
+    """deploy/local/cassandra for the test node; `--node` given in args picks another."""
+    node_args = [] if "--node" in args else ["--node", NODE]
+    return subprocess.run([str(LAUNCHER), *node_args, *args], capture_output=True, text=True, check=check,
+                          timeout=timeout)
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +34,7 @@ def cassandra_node():
     if not was_up:
         started = launcher("start", check=False)
         assert started.returncode == 0, f"local Cassandra did not start:\n{started.stdout}\n{started.stderr}"
-    yield "127.0.0.1"
+    yield HOST
     if not was_up:
         launcher("stop", check=False)
 
@@ -52,4 +62,4 @@ def fresh_keyspace(cql):
 
 
 def migrate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(MIGRATE), *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([str(MIGRATE), "--hosts", HOST, *args], capture_output=True, text=True, timeout=300)
