@@ -1,0 +1,46 @@
+"""Per-source sequence numbers: drop radio retransmissions, count lost frames.
+
+A base station may print the same payload twice when the sensor node's ack was lost and it resent. Such a frame
+has the same source and seq as one seen moments ago; a seq seen long ago is a wrapped counter, not a duplicate.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .frame import SEQ_MODULUS
+
+
+@dataclass(frozen=True)
+class SeqVerdict:
+    duplicate: bool
+    missing: int  # frames lost between the previous frame of this source and this one
+    restarted: bool  # seq went back to 0: the board rebooted (not counted as loss)
+
+
+class SeqTracker:
+    def __init__(self, duplicate_window_ms: int, max_remembered: int = 64) -> None:
+        self._window = duplicate_window_ms
+        self._max = max_remembered
+        self._seen: dict[str, OrderedDict[int, int]] = {}
+        self._last: dict[str, int] = {}
+
+    def observe(self, source: str, seq: int, now_ms: int) -> SeqVerdict:
+        seen = self._seen.setdefault(source, OrderedDict())
+        while seen and (len(seen) >= self._max or now_ms - next(iter(seen.values())) > self._window):
+            seen.popitem(last=False)
+        if seq in seen:
+            return SeqVerdict(duplicate=True, missing=0, restarted=False)
+        seen[seq] = now_ms
+
+        last = self._last.get(source)
+        self._last[source] = seq
+        if last is None:
+            return SeqVerdict(False, 0, False)
+        expected = (last + 1) % SEQ_MODULUS
+        if seq == expected:
+            return SeqVerdict(False, 0, False)
+        if seq == 0:
+            return SeqVerdict(False, 0, True)
+        return SeqVerdict(False, (seq - expected) % SEQ_MODULUS, False)

@@ -1,0 +1,43 @@
+"""One timestamp per accepted frame: UTC, milliseconds.
+
+An explicit `t` from the board is used as given when it is plausible, so replaying the same backfill writes the
+same keys. Otherwise the time of receipt is used, made strictly increasing per source: two frames of a source
+arriving within one millisecond would otherwise share a primary key and overwrite each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+DAY_MS = 86_400_000
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
+@dataclass(frozen=True)
+class Stamp:
+    ts_ms: int
+    explicit_t_refused: bool  # the frame carried a t outside the plausible window
+
+
+class Stamper:
+    def __init__(self, max_future_ms: int, max_age_ms: int) -> None:
+        self._max_future = max_future_ms
+        self._max_age = max_age_ms
+        self._last_receipt: dict[str, int] = {}
+
+    def stamp(self, source: str, t: int | None, received_ms: int) -> Stamp:
+        if t is not None and received_ms - self._max_age <= t <= received_ms + self._max_future:
+            return Stamp(t, False)
+        ts = max(received_ms, self._last_receipt.get(source, -1) + 1)
+        self._last_receipt[source] = ts
+        return Stamp(ts, t is not None)
+
+
+def utc_day(ts_ms: int) -> date:
+    """The UTC date of a Unix-millisecond timestamp (the `day` of a readings partition)."""
+    return date.fromordinal(_EPOCH_ORDINAL + ts_ms // DAY_MS)
+
+
+def to_datetime(ts_ms: int) -> datetime:
+    return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc)
