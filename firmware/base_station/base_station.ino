@@ -1,10 +1,9 @@
 // Base station: receives radio payloads from up to 6 sensor nodes and prints one v1 frame per payload on USB
 // serial, plus "#" status lines. Nothing here waits on the radio, so a missing or silent radio cannot hang it.
+#include "station_config.h"  // first: its settings win over library defaults
 #include <SPI.h>
 #include <RF24.h>
 #include <TelemetryNode.h>
-
-#include "station_config.h"
 
 using namespace telemetry;
 
@@ -22,13 +21,7 @@ void print_radio_state(const __FlashStringHelper* state) {
 }
 
 bool start_radio() {
-  if (!radio.begin() || !radio.isChipConnected()) return false;
-  radio.setChannel(RF_CHANNEL);
-  radio.setDataRate(RF24_250KBPS);
-  radio.setPALevel(RF24_PA_MAX);
-  radio.enableDynamicPayloads();
-  radio.setAutoAck(true);
-  radio.setRetries(kRadioRetryDelay, kRadioRetryCount);
+  if (!begin_radio_link(radio, RF24_250KBPS, RF24_PA_MAX)) return false;
   for (uint8_t pipe = 0; pipe < kMaxRadioNodes; ++pipe) {
     radio.openReadingPipe(pipe, node_address(RF_ADDRESS_PREFIX, pipe + 1));
   }

@@ -13,6 +13,7 @@ AVR_TOOLS_DIR = /usr
 BOARD_TAG = uno
 ARDUINO_SKETCHBOOK = $(FIRMWARE_DIR)/build/sketchbook  # keeps arduino-mk from reading ~/.arduino preferences
 MONITOR_BAUDRATE = 115200
+AVRDUDE_CONF = /etc/avrdude.conf  # Debian path; arduino-mk would look under $(AVR_TOOLS_DIR)/etc
 ifdef PORT
 MONITOR_PORT = $(PORT)
 endif

@@ -5,20 +5,10 @@
 #ifndef NODE_ID
 #define NODE_ID 1  // 1..6, unique per base station; the node's frames carry source "node<NODE_ID>"
 #endif
-#ifndef RF_CHANNEL
-#define RF_CHANNEL 76  // 0..125, same on the base station
-#endif
-#ifndef RF_ADDRESS_PREFIX
-#define RF_ADDRESS_PREFIX 0x54454C45UL  // the 4 shared address bytes ("TELE"), same on the base station
-#endif
+// RF_CHANNEL, RF_ADDRESS_PREFIX (same on the base station), CE_PIN, CSN_PIN: defaults in the library's
+// telemetry/radio_link.h.
 #ifndef SAMPLE_SECONDS
 #define SAMPLE_SECONDS 60  // seconds asleep between samples
-#endif
-#ifndef CE_PIN
-#define CE_PIN 9
-#endif
-#ifndef CSN_PIN
-#define CSN_PIN 10
 #endif
 #ifndef BANDGAP_MV
 #define BANDGAP_MV 1100  // this chip's bandgap in mV; calibrate with a multimeter for +-1% vbat

@@ -1,11 +1,10 @@
 // Battery sensor node: wake, sample, send one radio payload, power the radio down, sleep (power-down, watchdog).
+#include "node_config.h"  // first: its settings win over library defaults
 #include <SPI.h>
 #include <RF24.h>
 #include <avr/sleep.h>
 #include <avr/wdt.h>
 #include <TelemetryNode.h>
-
-#include "node_config.h"
 
 using namespace telemetry;
 
@@ -96,13 +95,7 @@ void sample(RadioPayload& payload) {
 }
 
 bool start_radio() {
-  if (!radio.begin() || !radio.isChipConnected()) return false;
-  radio.setChannel(RF_CHANNEL);
-  radio.setDataRate(RF24_250KBPS);
-  radio.setPALevel(RF24_PA_MAX);
-  radio.enableDynamicPayloads();
-  radio.setAutoAck(true);
-  radio.setRetries(kRadioRetryDelay, kRadioRetryCount);
+  if (!begin_radio_link(radio, RF24_250KBPS, RF24_PA_MAX)) return false;
   radio.openWritingPipe(node_address(RF_ADDRESS_PREFIX, NODE_ID));
   radio.stopListening();
   radio.powerDown();

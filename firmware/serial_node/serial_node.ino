@@ -1,7 +1,6 @@
 // Radio-less room board on USB power: samples an NTC thermistor and a photoresistor and prints v1 frames.
+#include "serial_node_config.h"  // first: its settings win over library defaults
 #include <TelemetryNode.h>
-
-#include "serial_node_config.h"
 
 using namespace telemetry;
 

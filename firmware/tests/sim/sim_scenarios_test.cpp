@@ -122,6 +122,25 @@ double value_of(const Frame& f, const std::string& key) {
   return NAN;
 }
 
+// `count` frames from source room, seq 0, 1, ..., 5 s of simulated time apart, carrying temp and light.
+void expect_room_frames(const SimRun& run, size_t count, double temp_mv, double light_mv) {
+  std::vector<Frame> frames = frames_of(run);
+  ASSERT_EQ(frames.size(), count);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const Frame& f = frames[i];
+    EXPECT_EQ(f.source, "room");
+    EXPECT_EQ(f.seq, static_cast<long>(i));
+    ASSERT_EQ(f.values.size(), 2u);
+    EXPECT_EQ(f.values[0].first, "temp");
+    EXPECT_EQ(f.values[1].first, "light");
+    expect_temperature(value_of(f, "temp"), temp_mv);
+    expect_light(value_of(f, "light"), light_mv);
+    if (i) {
+      EXPECT_NEAR(f.ms - frames[i - 1].ms, 5000, 2);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(SerialNodeSim, FramesCarryTheInjectedInputsWithSeqCountingUp) {
@@ -130,32 +149,13 @@ TEST(SerialNodeSim, FramesCarryTheInjectedInputsWithSeqCountingUp) {
   EXPECT_NE(run.summary.find("simulated_ms=16000"), std::string::npos);
   ASSERT_FALSE(run.lines.empty());
   EXPECT_EQ(run.lines[0].text, "# boot serial_node source=room sample_s=5");
-  std::vector<Frame> frames = frames_of(run);
-  ASSERT_EQ(frames.size(), 4u);  // at 0, 5, 10 and 15 s
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const Frame& f = frames[i];
-    EXPECT_EQ(f.source, "room");
-    EXPECT_EQ(f.seq, static_cast<long>(i));
-    ASSERT_EQ(f.values.size(), 2u);
-    EXPECT_EQ(f.values[0].first, "temp");
-    EXPECT_EQ(f.values[1].first, "light");
-    expect_temperature(value_of(f, "temp"), 2500);
-    expect_light(value_of(f, "light"), 3000);
-    if (i) {
-      EXPECT_NEAR(f.ms - frames[i - 1].ms, 5000, 2);
-    }
-  }
+  expect_room_frames(run, 4, 2500, 3000);  // at 0, 5, 10 and 15 s
 }
 
 TEST(SerialNodeSim, ValuesFollowOtherInputs) {
   SimRun run = run_sketch("serial_node", "-m 6000 -a 0=1200 -a 1=200");
   ASSERT_EQ(run.exit_code, 0);
-  std::vector<Frame> frames = frames_of(run);
-  ASSERT_EQ(frames.size(), 2u);
-  for (const Frame& f : frames) {
-    expect_temperature(value_of(f, "temp"), 1200);  // ~52 °C
-    expect_light(value_of(f, "light"), 200);
-  }
+  expect_room_frames(run, 2, 1200, 200);  // ~52 °C, 4 %
 }
 
 TEST(SerialNodeSim, ShortedThermistorIsLeftOutNotSentAsANumber) {
