@@ -58,7 +58,9 @@ void handle_payload(uint8_t pipe) {
   RadioPayload payload;
   PayloadError error = payload_decode(bytes, length, payload);
   if (error != kPayloadOk) return reject(F("payload"), pipe, error);
-  if (payload.node_id != pipe + 1) return reject(F("node_pipe"), pipe, payload.node_id);
+  if (!valid_radio_node(payload.node_id) || payload.node_id != pipe + 1) {
+    return reject(F("node_pipe"), pipe, payload.node_id);  // also keeps node_failures[] in bounds
+  }
   report_send_failures(payload);
   char line[kFrameBufferSize];
   uint8_t unknown = 0;
