@@ -1,0 +1,51 @@
+"""Spark: per (source, local day, metric) statistics of readings, in the column layout of daily_summary.
+
+Ties: min_ts / max_ts are the earliest reading with the extreme value (values with two decimals often repeat).
+stddev is the sample standard deviation (null for one reading); max_gap_ms the longest interval between two
+consecutive readings of the day (null for one reading).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+KEY = ["source", "day", "metric"]
+SUMMARY_COLUMNS = ["source", "tz", "day", "metric", "count", "min", "min_ts", "max", "max_ts", "mean", "stddev",
+                   "first_ts", "last_ts", "max_gap_ms"]
+
+
+def with_local_day(readings: DataFrame, tz: str) -> DataFrame:
+    """readings(source, day=UTC day, metric, ts, value) → same rows with day = the local day of ts in tz.
+    Needs spark.sql.session.timeZone=UTC (set by spark_session), so ts renders as UTC before the shift."""
+    return readings.withColumn("day", F.to_date(F.from_utc_timestamp("ts", tz)))
+
+
+def max_gap_ms(times_ms):
+    """Longest step between consecutive values of an array of epoch ms (null below two values)."""
+    ordered = F.array_sort(times_ms)
+    steps = F.zip_with(F.slice(ordered, 2, 2**31 - 1), ordered, lambda later, earlier: later - earlier)
+    return F.when(F.size(ordered) > 1, F.array_max(steps))
+
+
+def daily_aggregates(local_readings: DataFrame, tz: str) -> DataFrame:
+    # One hash aggregation, no window: the gap comes from each group's sorted timestamps (a day is at most a few
+    # ten thousand values per group), so rows are neither shuffled whole nor sorted, which a lag() window needs.
+    ts_ms = F.unix_millis("ts")
+    agg = local_readings.groupBy(*KEY).agg(
+        F.count(F.lit(1)).alias("count"),
+        F.min(F.struct("value", "ts")).alias("lo"),
+        # max value, earliest ts among equals: the largest (value, -ts)
+        F.max(F.struct(F.col("value"), (-ts_ms).alias("neg_ms"))).alias("hi"),
+        F.avg("value").alias("mean"),
+        F.stddev_samp("value").alias("stddev"),
+        F.min("ts").alias("first_ts"),
+        F.max("ts").alias("last_ts"),
+        F.collect_list(ts_ms).alias("times_ms"),
+    )
+    return agg.select(
+        "source", F.lit(tz).alias("tz"), "day", "metric", "count",
+        F.col("lo.value").alias("min"), F.col("lo.ts").alias("min_ts"),
+        F.col("hi.value").alias("max"), F.timestamp_millis(-F.col("hi.neg_ms")).alias("max_ts"),
+        "mean", "stddev", "first_ts", "last_ts", max_gap_ms(F.col("times_ms")).alias("max_gap_ms"),
+    )

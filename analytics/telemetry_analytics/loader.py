@@ -1,0 +1,90 @@
+"""Writes readings the way the gateway does, for tests, the benchmark and the demo (before the gateway exists).
+
+Per readings write: rows in UNLOGGED batches of one partition (source, UTC day), then once per (source, day) the
+source_days row, then — after the readings are acknowledged — the day_changes row that --since-last relies on
+(the contract in schema/002_analytics_changes.cql).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import Iterable
+
+from telemetry_gateway.greenhouse_model import greenhouse_reading
+
+UTC = timezone.utc
+BATCH_ROWS = 100
+IN_FLIGHT = 64
+
+
+@dataclass(frozen=True)
+class Reading:
+    source: str
+    metric: str
+    ts_ms: int
+    value: float
+
+    @property
+    def utc_day(self) -> date:
+        return datetime.fromtimestamp(self.ts_ms / 1000, tz=UTC).date()
+
+
+def greenhouse_readings(source: str, start_ms: int, end_ms: int, step_ms: int, seed: int,
+                        night_low: float = 1.0, with_vbat: bool = False) -> list[Reading]:
+    """Frames every step_ms in [start_ms, end_ms) from the gateway's greenhouse model; with_vbat adds a fifth
+    metric (battery volts, as sensor nodes send) so benchmark frames carry five values."""
+    rng = random.Random(seed)
+    out = []
+    for ts in range(start_ms, end_ms, step_ms):
+        for metric, text in greenhouse_reading(ts, rng, night_low=night_low):
+            out.append(Reading(source, metric, ts, float(text)))
+        if with_vbat:
+            out.append(Reading(source, "vbat", ts, round(3.3 - (ts % 86_400_000) / 86_400_000 * 0.05, 3)))
+    return out
+
+
+def by_partition(readings: Iterable[Reading]) -> dict[tuple[str, date], list[Reading]]:
+    parts: dict[tuple[str, date], list[Reading]] = defaultdict(list)
+    for r in readings:
+        parts[(r.source, r.utc_day)].append(r)
+    return parts
+
+
+class CassandraLoader:
+    def __init__(self, session, keyspace: str):
+        self.session = session
+        self.insert = session.prepare(
+            f"INSERT INTO {keyspace}.readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)")
+        self.source_day = session.prepare(f"INSERT INTO {keyspace}.source_days (day, source) VALUES (?, ?)")
+        self.change = session.prepare(
+            f"INSERT INTO {keyspace}.day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)")
+
+    def write(self, readings: Iterable[Reading]) -> int:
+        from cassandra.query import BatchStatement, BatchType
+
+        parts = by_partition(readings)
+        statements = []
+        for (source, day), rows in parts.items():
+            for i in range(0, len(rows), BATCH_ROWS):
+                batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+                for r in rows[i:i + BATCH_ROWS]:
+                    batch.add(self.insert, (source, day, r.metric, r.ts_ms, r.value))  # an int is epoch ms
+                statements.append(batch)
+        self._run(statements)
+        self._run([self.source_day.bind((day, source)) for source, day in parts])
+        now = datetime.now(UTC)
+        bucket = now.replace(minute=0, second=0, microsecond=0)
+        self._run([self.change.bind((bucket, day, source, now)) for source, day in parts])
+        return sum(len(rows) for rows in parts.values())
+
+    def _run(self, statements: list) -> None:
+        pending = []
+        for st in statements:
+            pending.append(self.session.execute_async(st))
+            if len(pending) >= IN_FLIGHT:
+                pending.pop(0).result()
+        for f in pending:
+            f.result()

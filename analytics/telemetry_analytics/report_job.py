@@ -1,0 +1,109 @@
+"""The report job (imperative shell): read the period's partitions once, compute the figures in Spark, collect the
+small results, and write report.md, report.html and report.json."""
+
+from __future__ import annotations
+
+import json
+from datetime import timezone
+from pathlib import Path
+
+from .job_options import parse_report
+from .local_days import zone
+from .report_config import load_config
+from .report_model import build_report, record_keys
+from .report_render import html, markdown, summary
+from .selection import partition_keys, targets_for_days, utc_days_of
+from .spark_session import Timer, log, start
+
+JOB = "report"
+UTC = timezone.utc
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "report.toml"
+
+
+def _utc(ts):
+    return ts.replace(tzinfo=UTC) if ts is not None and ts.tzinfo is None else ts
+
+
+def collect_figures(spark, raw, config, tz: str):
+    """raw: readings of the period with day = local day. Returns the report_model inputs."""
+    from pyspark.sql import functions as F
+
+    from .daily_aggregates import daily_aggregates
+
+    daily = [{**r.asDict(), "min_ts": _utc(r.min_ts), "max_ts": _utc(r.max_ts), "first_ts": _utc(r.first_ts),
+              "last_ts": _utc(r.last_ts)} for r in daily_aggregates(raw, tz).collect()]
+    frames = {r.source: r.frames for r in raw.groupBy("source").agg(F.countDistinct("ts").alias("frames")).collect()}
+
+    ts_ms = F.unix_millis("ts")
+    paired = (raw.filter(F.col("metric").isin(config.inside, config.outside))
+              .groupBy("source", "ts")
+              .agg(F.max(F.when(F.col("metric") == config.inside, F.col("value"))).alias("inside"),
+                   F.max(F.when(F.col("metric") == config.outside, F.col("value"))).alias("outside"))
+              .filter(F.col("inside").isNotNull() & F.col("outside").isNotNull())
+              .withColumn("diff", F.col("inside") - F.col("outside")))
+    diffs = {r.source: {"pairs": r.pairs, "mean": r.mean, "biggest": r.big.diff,
+                        "biggest_ts": _utc(r.big.ts)}
+             for r in paired.groupBy("source").agg(
+                 F.count(F.lit(1)).alias("pairs"), F.avg("diff").alias("mean"),
+                 # biggest difference, earliest frame among equals
+                 F.max(F.struct(F.col("diff"), (-ts_ms).alias("neg_ms"), F.col("ts"))).alias("big")).collect()}
+
+    local = F.from_utc_timestamp("ts", tz)
+    second_of_day = F.hour(local) * 3600 + F.minute(local) * 60 + F.second(local)
+    start_s = config.night_start.hour * 3600 + config.night_start.minute * 60
+    end_s = config.night_end.hour * 3600 + config.night_end.minute * 60
+    night = (F.when(second_of_day >= start_s, F.to_date(local))
+             .when(second_of_day < end_s, F.date_sub(F.to_date(local), 1)))
+    cold = [{"source": r.source, "night": r.night, "below": r.below, "lowest": r.low.value,
+             "lowest_ts": _utc(r.low.ts)}
+            for r in (raw.filter((F.col("metric") == config.outside) & (F.col("value") < config.cold_threshold))
+                      .withColumn("night", night).filter(F.col("night").isNotNull())
+                      .groupBy("source", "night")
+                      .agg(F.count(F.lit(1)).alias("below"), F.min(F.struct("value", "ts")).alias("low"))
+                      .collect())]
+
+    wanted = record_keys(config, daily, diffs, cold)
+    records: dict = {}
+    if wanted:
+        keys = spark.createDataFrame(sorted(wanted), "source string, ts timestamp")
+        for r in raw.join(F.broadcast(keys), ["source", "ts"]).select("source", "ts", "metric", "value").collect():
+            records.setdefault((r.source, _utc(r.ts)), {})[r.metric] = r.value
+    return daily, frames, diffs, cold, records
+
+
+def main(argv: list[str]) -> int:
+    opts = parse_report(argv, DEFAULT_CONFIG)
+    config = load_config(opts.config)
+    tz = zone(opts.tz)
+    spark = start(JOB, opts.hosts, opts.port)
+    from pyspark.sql import functions as F
+
+    from . import cassandra_io as io
+    from .daily_aggregates import with_local_day
+
+    work = Timer()
+    targets = targets_for_days(opts.days, io.source_days(spark, opts.keyspace, utc_days_of(opts.days, tz)), tz)
+    if config.sources:
+        targets = {(s, d) for s, d in targets if s in config.sources}
+    keys = partition_keys(targets, tz)
+    log(JOB, f"keyspace {opts.keyspace}, zone {opts.tz}: {len(opts.days)} local day(s) {opts.days[0]} … "
+             f"{opts.days[-1]}, {len({s for s, _ in targets})} source(s), {len(keys)} readings partition(s)")
+    if targets:
+        raw = (with_local_day(io.readings_of_partitions(spark, opts.keyspace, keys), opts.tz)
+               .join(F.broadcast(io.targets_frame(spark, targets)), ["source", "day"])
+               .cache())
+        daily, frames, diffs, cold, records = collect_figures(spark, raw, config, opts.tz)
+    else:
+        daily, frames, diffs, cold, records = [], {}, {}, [], {}
+    report = build_report(config, opts.title, opts.tz, opts.days, daily, frames, diffs, cold, records)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    (opts.out / "report.md").write_text(markdown(report), encoding="utf-8")
+    page = opts.out / "report.html"
+    page.write_text(html(report), encoding="utf-8")
+    (opts.out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(summary(report), flush=True)
+    log(JOB, f"done in {work.seconds():.1f} s (work): {sum(s['readings'] for s in report['sources'])} readings")
+    print(f"HTML report: {page.resolve()}", flush=True)
+    print(f"Markdown report: {(opts.out / 'report.md').resolve()}", flush=True)
+    spark.stop()
+    return 0

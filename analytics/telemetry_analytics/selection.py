@@ -1,0 +1,53 @@
+"""Which (source, local day) pairs a daily run recomputes, and which readings partitions that means reading.
+
+Pure: callers pass in what they read from source_days / day_changes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, datetime, timedelta
+from typing import Iterable
+from zoneinfo import ZoneInfo
+
+from .local_days import local_days_of_utc_day, utc_days_of_local_day
+
+Target = tuple[str, date]          # (source, local day)
+PartitionKey = tuple[str, date]    # (source, UTC day): the partition key of readings
+
+
+def utc_days_of(local_days: Iterable[date], tz: ZoneInfo) -> list[date]:
+    return sorted({u for d in local_days for u in utc_days_of_local_day(d, tz)})
+
+
+def targets_for_days(local_days: Iterable[date], source_days: Iterable[tuple[date, str]],
+                     tz: ZoneInfo) -> set[Target]:
+    """Every source that wrote on a UTC day overlapping a requested local day, paired with that local day."""
+    sources_on: dict[date, set[str]] = defaultdict(set)
+    for utc_day, source in source_days:
+        sources_on[utc_day].add(source)
+    return {(source, day) for day in local_days for u in utc_days_of_local_day(day, tz) for source in sources_on[u]}
+
+
+def targets_from_changes(changes: Iterable[tuple[str, date, datetime | None]], since: datetime | None,
+                         tz: ZoneInfo) -> set[Target]:
+    """A partition (source, UTC day) written at or after `since` changes the local days overlapping that UTC day.
+    since=None takes every change given (first run)."""
+    return {(source, local)
+            for source, utc_day, written_at in changes
+            if since is None or (written_at is not None and written_at >= since)
+            for local in local_days_of_utc_day(utc_day, tz)}
+
+
+def partition_keys(targets: Iterable[Target], tz: ZoneInfo) -> list[PartitionKey]:
+    return sorted({(source, u) for source, day in targets for u in utc_days_of_local_day(day, tz)})
+
+
+def change_buckets(since: datetime, now: datetime) -> list[datetime]:
+    """The hourly day_changes partitions that can hold a write made in [since, now]."""
+    hour = since.replace(minute=0, second=0, microsecond=0)
+    out = []
+    while hour <= now:
+        out.append(hour)
+        hour += timedelta(hours=1)
+    return out
