@@ -11,9 +11,9 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import Iterable
+from typing import Callable, Iterable
 
-from telemetry_gateway.greenhouse_model import greenhouse_reading
+from telemetry_gateway.greenhouse_model import DAY_MS, greenhouse_reading
 
 UTC = timezone.utc
 BATCH_ROWS = 100
@@ -33,13 +33,15 @@ class Reading:
 
 
 def greenhouse_readings(source: str, start_ms: int, end_ms: int, step_ms: int, seed: int,
-                        night_low: float = 1.0, with_vbat: bool = False) -> list[Reading]:
-    """Frames every step_ms in [start_ms, end_ms) from the gateway's greenhouse model; with_vbat adds a fifth
+                        night_low: float | Callable[[int], float] = 1.0, with_vbat: bool = False) -> list[Reading]:
+    """Frames every step_ms in [start_ms, end_ms) from the gateway's greenhouse model. night_low may vary by UTC
+    day number (a function of ts // DAY_MS) so that some nights are cold and others not; with_vbat adds a fifth
     metric (battery volts, as sensor nodes send) so benchmark frames carry five values."""
     rng = random.Random(seed)
+    low = night_low if callable(night_low) else (lambda _day: night_low)
     out = []
     for ts in range(start_ms, end_ms, step_ms):
-        for metric, text in greenhouse_reading(ts, rng, night_low=night_low):
+        for metric, text in greenhouse_reading(ts, rng, night_low=low(ts // DAY_MS)):
             out.append(Reading(source, metric, ts, float(text)))
         if with_vbat:
             out.append(Reading(source, "vbat", ts, round(3.3 - (ts % 86_400_000) / 86_400_000 * 0.05, 3)))

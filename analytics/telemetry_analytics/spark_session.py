@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 # Python-side timestamps: pyspark turns naive datetimes into epoch values with the process's local zone; pinning
@@ -33,6 +34,8 @@ def start(job: str, hosts: str, port: int):
         # A day is a few hundred (source, metric) groups: Spark's default of 200 shuffle partitions costs more in
         # task overhead than the aggregation itself. Two per core keeps every core busy.
         spark.conf.set("spark.sql.shuffle.partitions", str(2 * spark.sparkContext.defaultParallelism))
+    if spark.sparkContext.getConf().get("spark.ui.showConsoleProgress", "false") != "true":
+        ProgressLog(spark, job).start()
     log(job, f"spark {spark.version} up, master {spark.sparkContext.master}, "
              f"start-up {time.monotonic() - T0:.1f} s")
     return spark
@@ -44,3 +47,23 @@ class Timer:
 
     def seconds(self) -> float:
         return time.monotonic() - self.started
+
+
+class ProgressLog(threading.Thread):
+    """Without Spark's console bar (no terminal): every `every` s, one line per stage that is still running."""
+
+    def __init__(self, spark, job: str, every: float = 15.0):
+        super().__init__(name="progress-log", daemon=True)
+        self.tracker, self.job, self.every = spark.sparkContext.statusTracker(), job, every
+
+    def run(self) -> None:
+        while True:
+            time.sleep(self.every)
+            try:
+                for stage_id in self.tracker.getActiveStageIds():
+                    info = self.tracker.getStageInfo(stage_id)
+                    if info:
+                        log(self.job, f"progress: stage {stage_id} ({info.name}): "
+                                      f"{info.numCompletedTasks}/{info.numTasks} tasks done, {info.numActiveTasks} running")
+            except Exception:  # the context is stopping
+                return

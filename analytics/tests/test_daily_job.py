@@ -1,0 +1,126 @@
+"""The daily job on the real node with real Spark, checked against reference.daily (plain Python).
+
+One keyspace and one sequence of runs (spark-submit start-up is ~10 s each): explicit days around the spring DST
+change in Europe/Zagreb (a 23-hour day; every Zagreb day spans UTC midnight), the first --since-last run, late data
+for an older day, a precise --since-last afterwards, the autumn 25-hour day, and an idempotent re-run."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from datetime import date, datetime, timezone
+
+import pytest
+
+import fixtures  # noqa: F401  (puts analytics/ on sys.path)
+import reference
+from fixtures import keyspace, loader, submit, summary_rows  # noqa: F401  (fixtures)
+from telemetry_analytics.loader import Reading, greenhouse_readings
+
+pytestmark = pytest.mark.cassandra
+TZ = "Europe/Zagreb"
+UTC = timezone.utc
+SOURCES = ("gh-a", "gh-b")
+
+
+def ms(y, mo, d, h=0, mi=0):
+    return int(datetime(y, mo, d, h, mi, tzinfo=UTC).timestamp() * 1000)
+
+
+def thinned(readings, seed):
+    """Drop a few frames at random so gaps differ per day and metric."""
+    rng = random.Random(seed)
+    return [r for r in readings if rng.random() > 0.03]
+
+
+# UTC 2026-03-27 .. 03-31 (spring change on 03-29) and 10-24 .. 10-26 (autumn change on 10-25), one frame a minute.
+SPRING = [r for i, s in enumerate(SOURCES)
+          for r in thinned(greenhouse_readings(s, ms(2026, 3, 27), ms(2026, 3, 31), 60_000, seed=i), i)]
+AUTUMN = [r for i, s in enumerate(SOURCES)
+          for r in thinned(greenhouse_readings(s, ms(2026, 10, 24), ms(2026, 10, 27), 60_000, seed=10 + i), i)]
+# Late data for local 03-28 of gh-a: frames in between the minutes, one of them a new minimum of temp_in.
+LATE = [Reading("gh-a", "temp_in", ms(2026, 3, 28, 10, 0) + 30_000, -7.5),
+        Reading("gh-a", "temp_in", ms(2026, 3, 28, 10, 1) + 30_000, 12.25),
+        Reading("gh-a", "humidity", ms(2026, 3, 28, 22, 59) + 59_000, 99.0)]  # 23:59:59 Zagreb time
+SPRING_DAYS = {date(2026, 3, 28), date(2026, 3, 29), date(2026, 3, 30)}
+
+
+def assert_matches(actual: dict, expected: dict, keys=None):
+    keys = set(expected) if keys is None else keys
+    assert {k for k in actual if k in keys or keys is None} == set(keys)
+    for key in keys:
+        got, want = actual[key], expected[key]
+        for field in ("count", "min", "min_ts", "max", "max_ts", "first_ts", "last_ts", "max_gap_ms"):
+            assert got[field] == want[field], (key, field, got[field], want[field])
+        assert math.isclose(got["mean"], want["mean"], rel_tol=1e-12, abs_tol=1e-12), key
+        if want["stddev"] is None:
+            assert got["stddev"] is None, key
+        else:
+            assert math.isclose(got["stddev"], want["stddev"], rel_tol=1e-9), key
+
+
+@pytest.fixture(scope="module")
+def loaded(loader):
+    loader.write(SPRING)
+    loader.write(AUTUMN)
+    return loader
+
+
+def partitions_logged(stderr: str) -> int:
+    return int(re.search(r"(\d+) readings partition\(s\)", stderr).group(1))
+
+
+def test_explicit_days_dst_and_utc_midnight_and_partition_pruning(loaded, submit, cql, keyspace):
+    done = submit("daily", "--tz", TZ, "--from", "2026-03-28", "--to", "2026-03-30", "--explain")
+    # Pruning, from the physical plan: readings come from a direct join on the full partition key, and no other
+    # read of readings (a scan) is in the plan.
+    plan = done.stdout[done.stdout.index("== Physical Plan =="):]
+    assert re.search(rf"Cassandra Direct Join \[source = source#\d+, day = day#\d+\] {keyspace}\.readings", plan)
+    assert plan.count(f"{keyspace}.readings") == 1
+    assert "BatchScan" not in plan and "CassandraScan" not in plan
+    # 3 local days in Zagreb cover UTC days 03-27 .. 03-30: 4 partitions per source, not the 5 stored.
+    assert partitions_logged(done.stdout) == 8
+
+    expected = reference.daily(SPRING, TZ, SPRING_DAYS)
+    actual = summary_rows(cql, keyspace, TZ)
+    assert_matches(actual, expected)
+    assert set(actual) == set(expected)  # only the requested days were written
+    # The spring-forward day has 23 hours of readings: 23 * 60 minutes less the thinned frames.
+    dst = actual[("gh-a", date(2026, 3, 29), "temp_in")]
+    assert dst["last_ts"] - dst["first_ts"] < 23 * 3_600_000
+    assert 23 * 60 * 0.9 < dst["count"] <= 23 * 60
+
+
+def test_first_since_last_takes_every_day_then_late_data_only_its_days(loaded, submit, cql, keyspace):
+    first = submit("daily", "--tz", TZ)  # --since-last is the default; no watermark yet: every stored day
+    assert "no watermark yet" in first.stdout
+    everything = SPRING + AUTUMN
+    assert_matches(summary_rows(cql, keyspace, TZ), reference.daily(everything, TZ))
+    before = summary_rows(cql, keyspace, TZ)
+
+    loaded.write(LATE)  # as the gateway would: readings, source_days, then day_changes
+    late = submit("daily", "--tz", TZ, "--since-last", "--clock-skew", "0")
+    # UTC day 03-28 of gh-a overlaps Zagreb days 03-28 and 03-29: those two, for that source only.
+    assert "2 local day(s) 2026-03-28 … 2026-03-29, 1 source(s)" in late.stdout, late.stdout
+    after = summary_rows(cql, keyspace, TZ)
+    assert_matches(after, reference.daily(everything + LATE, TZ))
+    assert after[("gh-a", date(2026, 3, 28), "temp_in")]["min"] == -7.5
+    recomputed = {k for k in after if after[k]["computed_at"] != before[k]["computed_at"]}
+    assert recomputed and {(s, d) for s, d, _ in recomputed} == {("gh-a", date(2026, 3, 28)),
+                                                                 ("gh-a", date(2026, 3, 29))}
+
+    idle = submit("daily", "--tz", TZ, "--clock-skew", "0")
+    assert "0 local day(s)" in idle.stdout and "done: 0 summary rows" in idle.stdout
+
+
+def test_autumn_day_has_25_hours_and_a_rerun_gives_the_same_rows(loaded, submit, cql, keyspace):
+    submit("daily", "--tz", TZ, "--day", "2026-10-25")
+    once = summary_rows(cql, keyspace, TZ)
+    long_day = once[("gh-b", date(2026, 10, 25), "light")]
+    assert long_day["last_ts"] - long_day["first_ts"] > 24 * 3_600_000
+    submit("daily", "--tz", TZ, "--day", "2026-10-25")
+    twice = summary_rows(cql, keyspace, TZ)
+    strip = lambda rows: {k: {f: v for f, v in r.items() if f != "computed_at"} for k, r in rows.items()}  # noqa
+    assert strip(twice) == strip(once)
+    assert_matches(twice, reference.daily(SPRING + AUTUMN + LATE, TZ))
