@@ -102,15 +102,15 @@ def html(report: dict) -> str:
                       f"<td>{escape(_moment(n['lowest'], tz, c['unit']))}</td></tr>" for n in s["cold_nights"]]
             parts.append("</table>")
         parts.append("<div class=charts>")
+        per_day = s["readings_per_day"]
+        parts.append(bar_chart(f"{s['source']} · readings per day", [date.fromisoformat(d["day"]) for d in per_day],
+                               [d["readings"] for d in per_day]))
         for metric, v in s["metrics"].items():
             days = [date.fromisoformat(d["day"]) for d in v["daily"]]
             unit = c["unit"] if metric in (c["inside"], c["outside"]) else ""
             parts.append(band_chart(f"{s['source']} · {metric}: daily min–max and mean", days,
                                     [d["min"] for d in v["daily"]], [d["max"] for d in v["daily"]],
                                     [d["mean"] for d in v["daily"]], unit))
-        per_day = s["readings_per_day"]
-        parts.append(bar_chart(f"{s['source']} · readings per day", [date.fromisoformat(d["day"]) for d in per_day],
-                               [d["readings"] for d in per_day]))
         parts.append("</div></section>")
     if not report["sources"]:
         parts.append("<p>No readings in this period.</p>")
