@@ -15,9 +15,10 @@ DEBIAN_PACKAGES := openjdk-17-jdk-headless maven $(shell python3 -c 'import ensu
 help:
 	@echo "make demo    set up, start the local Cassandra, apply the schema, run the pipeline"
 	@echo "make test    set up and run every suite (starts and stops the local Cassandra itself)"
-	@echo "make setup   only the set-up: Debian packages, Python virtualenv, Cassandra jars"
+	@echo "make setup   only the set-up: Debian packages, Python virtualenv, Cassandra jars, firmware toolchain"
 
 setup: system-packages python-env cassandra-jars
+	@$(MAKE) --no-print-directory -C firmware setup
 
 system-packages:
 	@deploy/setup/debian-packages $(DEBIAN_PACKAGES)
@@ -40,7 +41,10 @@ $(VENV)/.installed: $(LOCK_FILES) gateway/python/pyproject.toml
 cassandra-jars:
 	@$(CASSANDRA) fetch
 
+# Firmware host and simulator tests first (C++, seconds), then every Python suite (gateway, conformance, schema,
+# launcher, firmware-on-a-pty) against the real local Cassandra.
 test: setup
+	@$(MAKE) --no-print-directory -C firmware test
 	@$(PYTHON) -m pytest
 
 demo: setup

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-from cassandra.policies import DCAwareRoundRobinPolicy
+from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
 
 ROOT = Path(__file__).resolve().parent
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
@@ -41,7 +41,9 @@ def cassandra_node():
 
 def connect(host: str) -> Cluster:
     profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"), request_timeout=30)
-    return Cluster([host], protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    # Tests restart the node: reconnect every half second rather than backing off for minutes.
+    return Cluster([host], protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                   reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
 
 
 @pytest.fixture(scope="module")

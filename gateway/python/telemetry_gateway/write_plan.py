@@ -19,6 +19,7 @@ class SpooledFrame:
     source: str
     ts_ms: int
     values: tuple[tuple[str, float], ...]
+    received_ms: int = 0  # when the line was read, for the delivery-latency metric
 
 
 @dataclass

@@ -1,0 +1,185 @@
+"""The gateway conformance harness's tools: a board on a real pseudo-terminal, a gateway process under test
+(any implementation: GATEWAY_COMMAND), its Prometheus metrics, and what landed in Cassandra.
+
+The contract a gateway meets here: it takes `run --config FILE` with the TOML format of
+gateway/python/telemetry-gateway.example.toml, exposes the telemetry_gateway_* metrics on [metrics] listen, and
+keeps its spool in the SQLite layout of gateway/python/telemetry_gateway/spool.py (table `frames`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+import tty
+import urllib.request
+from dataclasses import dataclass
+from datetime import date, timedelta, timezone, datetime
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from telemetry_gateway.frame import encode_frame
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_COMMAND = str(ROOT / ".venv" / "bin" / "telemetry-gateway")
+
+
+def gateway_command() -> list[str]:
+    return shlex.split(os.environ.get("GATEWAY_COMMAND", DEFAULT_COMMAND))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(condition, timeout: float, what: str, interval: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Board:
+    """A sensor board on a pseudo-terminal linked at `link` (the path the gateway opens, like /dev/ttyUSB0)."""
+
+    def __init__(self, link: Path) -> None:
+        self.link = link
+        self.master, self._slave = os.openpty()
+        tty.setraw(self._slave)
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(os.ttyname(self._slave))
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.master, view):]
+
+    def unplug(self) -> None:
+        """The USB adapter goes away: the device node disappears and reads fail."""
+        self.link.unlink()
+        os.close(self._slave)
+        os.close(self.master)
+
+
+class Stream:
+    """Numbered frames: metric n is a unique frame number, so every frame can be found (once) in Cassandra."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sent: list[int] = []
+        self._seq = 0
+
+    def frame(self, n: int, t: int | None = None, **values: float) -> bytes:
+        line = encode_frame(self.source, self._seq, [("n", n), *values.items()], t=t)
+        self._seq = (self._seq + 1) % 65536
+        self.sent.append(n)
+        return line
+
+
+@dataclass
+class GatewayUnderTest:
+    config_path: Path
+    spool_path: Path
+    metrics_port: int
+    process: subprocess.Popen | None = None
+    log_path: Path | None = None
+
+    @classmethod
+    def configure(cls, tmp: Path, ports: list[Path], keyspace: str, host: str, fsync: str = "batch",
+                  extra: str = "") -> "GatewayUnderTest":
+        spool = tmp / "spool.sqlite"
+        metrics_port = free_port()
+        config = tmp / "gateway.toml"
+        config.write_text(f"""
+[serial]
+ports = [{", ".join(f'"{p}"' for p in ports)}]
+reopen_max_s = 0.5
+
+[spool]
+path = "{spool}"
+fsync = "{fsync}"
+
+[cassandra]
+hosts = ["{host}"]
+keyspace = "{keyspace}"
+consistency = "LOCAL_ONE"
+retry_max_s = 1.0
+
+[metrics]
+listen = "127.0.0.1:{metrics_port}"
+
+[log]
+level = "info"
+{extra}
+""")
+        return cls(config, spool, metrics_port, log_path=tmp / "gateway.log")
+
+    def start(self) -> None:
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([*gateway_command(), "run", "--config", str(self.config_path)],
+                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(lambda: self.metrics_or_none() is not None, 30, "the gateway's metrics endpoint")
+
+    def metrics_or_none(self) -> dict[tuple[str, tuple], float] | None:
+        if self.process is not None and self.process.poll() is not None:
+            raise AssertionError(f"gateway exited with {self.process.returncode}:\n{self.log()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=2) as response:
+                text = response.read().decode()
+        except OSError:
+            return None
+        samples = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+        return samples
+
+    def metric(self, name: str, **labels: str) -> float:
+        return (self.metrics_or_none() or {}).get((name, tuple(sorted(labels.items()))), 0.0)
+
+    def stop(self, timeout: float = 30) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+
+    def spooled_numbers(self) -> set[int]:
+        """Frame numbers (metric n) in the spool file: what 'reached the spool'."""
+        import json
+        db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        try:
+            return {int(dict(json.loads(vals))["n"]) for (vals,) in db.execute("SELECT vals FROM frames")}
+        finally:
+            db.close()
+
+
+def utc_days_around_now() -> list[date]:
+    today = datetime.now(timezone.utc).date()
+    return [today - timedelta(days=1), today, today + timedelta(days=1)]
+
+
+def stored_numbers(session, source: str, days=None) -> list[int]:
+    """Every value of metric n stored for source: a frame stored twice (e.g. under two timestamps) shows twice."""
+    numbers = []
+    for day in days or utc_days_around_now():
+        rows = session.execute("SELECT value FROM readings WHERE source = %s AND day = %s AND metric = 'n'",
+                               [source, day])
+        numbers += [int(r.value) for r in rows]
+    return numbers

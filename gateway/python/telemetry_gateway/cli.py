@@ -1,0 +1,137 @@
+"""telemetry-gateway run | check | simulate"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from .config import Config, ConfigError, load_config, serial_ports
+from .logs import event, setup_logging
+
+DEFAULT_CONFIG = "/etc/telemetry-gateway/gateway.toml"
+
+
+def add_config_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help=f"TOML file (env TELEMETRY_CONFIG; default {DEFAULT_CONFIG} if it exists)")
+    p.add_argument("--port", action="append", metavar="PATH[@BAUD]", help="serial port, repeatable "
+                   "(replaces [serial] ports)")
+    p.add_argument("--spool", metavar="PATH", help="spool file ([spool] path)")
+    p.add_argument("--hosts", help="Cassandra contact points, comma-separated ([cassandra] hosts)")
+    p.add_argument("--keyspace", help="[cassandra] keyspace")
+    p.add_argument("--metrics-listen", metavar="HOST:PORT", help="[metrics] listen; \"\" turns it off")
+    p.add_argument("--log-level", help="[log] level")
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    path = args.config or os.environ.get("TELEMETRY_CONFIG") or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).exists()
+                                                                 else None)
+    overrides: dict[str, dict[str, object]] = {}
+    pairs = [("serial", "ports", args.port), ("spool", "path", args.spool), ("cassandra", "hosts", args.hosts),
+             ("cassandra", "keyspace", args.keyspace), ("metrics", "listen", args.metrics_listen),
+             ("log", "level", args.log_level)]
+    for section, key, value in pairs:
+        if value is not None:
+            overrides.setdefault(section, {})[key] = value
+    return load_config(path, overrides=overrides)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .service import Gateway
+
+    config = config_from(args)
+    setup_logging(config.log.level)
+    streams = args.input or []
+    if not streams and not config.serial.ports:
+        raise ConfigError("nothing to read: give [serial] ports, --port or --input")
+    return Gateway(config, streams, exit_when_drained=args.exit_when_drained).run()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .cassandra_session import build_cluster, schema_version
+
+    config = config_from(args)
+    problems = []
+    spool_dir = Path(config.spool.path).parent
+    probe = spool_dir if spool_dir.exists() else spool_dir.parent
+    if not os.access(probe, os.W_OK):
+        problems.append(f"spool folder {spool_dir} is not writable by this user")
+    for path, baud in serial_ports(config.serial):
+        print(f"serial   {path} @ {baud}: {'present' if os.path.exists(path) else 'MISSING'}")
+        if not os.path.exists(path):
+            problems.append(f"serial port {path} does not exist (unplugged, or a wrong name?)")
+    cluster = build_cluster(config.cassandra)
+    try:
+        session = cluster.connect()
+        tables = {r.table_name for r in session.execute(
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [config.cassandra.keyspace])}
+        missing = {"readings", "source_days", "latest", "schema_migrations"} - tables
+        if missing:
+            problems.append(f"keyspace {config.cassandra.keyspace} lacks {', '.join(sorted(missing))}: "
+                            "run schema/migrate")
+        else:
+            session.set_keyspace(config.cassandra.keyspace)
+            version = schema_version(session, config.cassandra.keyspace)
+            hosts = ", ".join(f"{h.endpoint} ({h.datacenter})" for h in cluster.metadata.all_hosts())
+            print(f"cassandra {hosts}: keyspace {config.cassandra.keyspace}, schema version {version}")
+    except Exception as error:
+        problems.append(f"cannot reach Cassandra at {','.join(config.cassandra.hosts)}:{config.cassandra.port}: "
+                        f"{type(error).__name__}: {str(error)[:300]}")
+    finally:
+        cluster.shutdown()
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    print("check: OK" if not problems else f"check: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from .simulate import SimulationSpec, run_simulation
+
+    spec = SimulationSpec(sources=args.sources, rate=args.rate, count=args.count, backfill_days=args.days,
+                          interval_s=args.interval, corrupt_every=args.corrupt_every, seed=args.seed)
+    return run_simulation(spec, args.output, args.pty)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="telemetry-gateway", description="Serial telemetry frames into Cassandra.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="read inputs, spool, write to Cassandra (the service)")
+    add_config_flags(run)
+    run.add_argument("--input", action="append", metavar="FILE", help="read a file ('-' = stdin) instead of or "
+                     "besides serial ports; repeatable")
+    run.add_argument("--exit-when-drained", action="store_true", help="with --input: exit once every line read "
+                     "is in Cassandra (replays, benchmarks)")
+    run.set_defaults(func=cmd_run)
+    check = sub.add_parser("check", help="validate the config, connect, report the schema version")
+    add_config_flags(check)
+    check.set_defaults(func=cmd_check)
+    sim = sub.add_parser("simulate", help="virtual greenhouse boards on a pseudo-terminal, a file or stdout")
+    target = sim.add_mutually_exclusive_group()
+    target.add_argument("--pty", metavar="PATH", help="create a pty and link it at PATH")
+    target.add_argument("--output", metavar="FILE", help="write lines to FILE ('-' = stdout, the default)")
+    sim.add_argument("--sources", type=int, default=1)
+    sim.add_argument("--rate", type=float, default=1.0, help="frames/s over all sources; 0 = unpaced")
+    sim.add_argument("--count", type=int, default=0, help="stop after this many lines (0 = run until stopped)")
+    sim.add_argument("--days", type=float, default=0.0, help="backfill: frames with explicit t over the last "
+                     "DAYS, one per --interval seconds per source")
+    sim.add_argument("--interval", type=float, default=60.0)
+    sim.add_argument("--corrupt-every", type=int, default=0, metavar="N", help="damage every Nth line")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.set_defaults(func=cmd_simulate)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as error:
+        print(f"telemetry-gateway: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # spool folder not creatable and the like
+        event(logging.ERROR, "fatal", error=str(error))
+        print(f"telemetry-gateway: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,136 @@
+"""The ingest stage: decoded frames → duplicate check, timestamp → spool, committed in groups.
+
+One thread owns this stage, so the per-source state (seen seqs, last timestamps) needs no lock. Readers hand
+frames over through a bounded queue: when the spool cannot take more (cap reached with when_full = pause, or a
+full disk) the queue fills and the readers stop reading, instead of memory growing.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+from .config import Config
+from .frame import Frame
+from .logs import RateLimitedLog, event
+from .metrics import Metrics
+from .seq_tracker import SeqTracker
+from .spool import NewFrame, Spool, SpoolFull
+from .timestamps import DAY_MS, Stamper
+
+GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and memory
+QUEUE_FRAMES = 20_000
+
+
+@dataclass(frozen=True)
+class Received:
+    frame: Frame
+    received_ms: int
+
+
+class Ingest:
+    def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled) -> None:
+        self.queue: queue.Queue[Received] = queue.Queue(maxsize=QUEUE_FRAMES)
+        self._spool = spool
+        self._metrics = metrics
+        self._on_spooled = on_spooled
+        self._seq = SeqTracker(int(config.decode.duplicate_window_s * 1000))
+        self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS))
+        self._interval_fsync_s = config.spool.fsync_interval_ms / 1000 if config.spool.fsync == "interval" else None
+        self._drop_oldest = config.spool.when_full == "drop_oldest"
+        self._acked: list[int] = []
+        self._acked_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._log = RateLimitedLog()
+        self.heartbeat = time.monotonic()
+
+    def acknowledge(self, ids: list[int]) -> None:
+        """Called by the sender: these frames are in Cassandra and may leave the spool."""
+        with self._acked_lock:
+            self._acked.extend(ids)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self) -> None:
+        last_checkpoint = time.monotonic()
+        pending: list[NewFrame] = []
+        while True:
+            self.heartbeat = time.monotonic()
+            stopping = self._stop.is_set()
+            if not pending:
+                pending = self._collect(wait_s=0.0 if stopping else 0.02)
+            with self._acked_lock:
+                acked, self._acked = self._acked, []
+            if pending or acked:
+                if self._commit(pending, acked):
+                    pending = []
+                else:
+                    with self._acked_lock:
+                        self._acked[:0] = acked
+                    if stopping:
+                        event(logging.ERROR, "shutdown_with_unspooled_frames", frames=len(pending),
+                              reason="spool full", note="these frames are lost")
+                        return
+                    self._stop.wait(0.5)
+            elif stopping:
+                return
+            if self._interval_fsync_s and time.monotonic() - last_checkpoint >= self._interval_fsync_s:
+                self._spool.checkpoint()
+                last_checkpoint = time.monotonic()
+
+    def _collect(self, wait_s: float) -> list[NewFrame]:
+        items: list[Received] = []
+        try:
+            items.append(self.queue.get(timeout=wait_s) if wait_s else self.queue.get_nowait())
+            while len(items) < GROUP_MAX:
+                items.append(self.queue.get_nowait())
+        except queue.Empty:
+            pass
+        return [f for f in map(self._accept, items) if f is not None]
+
+    def _accept(self, item: Received) -> NewFrame | None:
+        frame = item.frame
+        if frame.seq is not None:
+            verdict = self._seq.observe(frame.source, frame.seq, item.received_ms)
+            if verdict.duplicate:
+                self._metrics.duplicates.labels(frame.source).inc()
+                return None
+            if verdict.missing:
+                self._metrics.seq_missing.labels(frame.source).inc(verdict.missing)
+                self._log.event(logging.INFO, "seq_gap", key=frame.source, source=frame.source,
+                                missing=verdict.missing, seq=frame.seq)
+            if verdict.restarted:
+                self._metrics.board_restarts.labels(frame.source).inc()
+                event(logging.INFO, "board_restarted", source=frame.source)
+        stamp = self._stamper.stamp(frame.source, frame.t, item.received_ms)
+        if stamp.explicit_t_refused:
+            self._metrics.time_refused.labels(frame.source).inc()
+            self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
+                            t=frame.t, action="stamped with the time of receipt; check the board's clock")
+        self._metrics.frames_accepted.labels(frame.format).inc()
+        return NewFrame(frame.source, stamp.ts_ms, item.received_ms, frame.values)
+
+    def _commit(self, frames: list[NewFrame], acked: list[int]) -> bool:
+        try:
+            self._spool.commit(frames, acked)
+        except SpoolFull as full:
+            kind = "cap" if full.cap_reached else "disk"
+            self._metrics.spool_full.labels(kind).inc()
+            if self._drop_oldest and self._spool.depth:
+                dropped = self._spool.drop_oldest(max(len(frames), self._spool.depth // 100, 100))
+                self._metrics.spool_dropped.inc(dropped)
+                self._log.event(logging.WARNING, "spool_full_dropped_oldest", kind=kind, dropped=dropped,
+                                detail=str(full))
+            else:
+                self._log.event(logging.ERROR, "spool_full", kind=kind, detail=str(full), waiting=len(frames),
+                                action="reading paused until Cassandra drains the spool"
+                                if kind == "cap" else "free disk space; reading paused meanwhile")
+            return False
+        self._metrics.spool_frames.set(self._spool.depth)
+        if frames:
+            self._on_spooled()
+        return True

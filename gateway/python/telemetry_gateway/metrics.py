@@ -1,0 +1,38 @@
+"""Prometheus metrics of one gateway (own registry, so tests can run several gateways in a process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        p = "telemetry_gateway_"
+        self.lines_read = Counter(p + "lines_read", "Lines read from inputs", ["input"], registry=r)
+        self.status_lines = Counter(p + "status_lines", "Base-station status lines ('#')", ["input"], registry=r)
+        self.frames_accepted = Counter(p + "frames_accepted", "Frames accepted", ["format"], registry=r)
+        self.rejects = Counter(p + "rejects", "Rejected lines by reason", ["reason"], registry=r)
+        self.duplicates = Counter(p + "duplicates", "Frames dropped as retransmissions", ["source"], registry=r)
+        self.seq_missing = Counter(p + "seq_missing_frames", "Frames lost, from seq gaps", ["source"], registry=r)
+        self.board_restarts = Counter(p + "board_restarts", "Seq went back to 0", ["source"], registry=r)
+        self.time_refused = Counter(p + "explicit_time_refused", "Frames whose t was implausible; stamped on "
+                                    "receipt instead", ["source"], registry=r)
+        self.rows_written = Counter(p + "rows_written", "Readings rows acknowledged by Cassandra", registry=r)
+        self.frames_written = Counter(p + "frames_written", "Frames acknowledged by Cassandra", registry=r)
+        self.write_errors = Counter(p + "write_errors", "Failed Cassandra requests (retried)", ["error"], registry=r)
+        self.requests_in_flight = Gauge(p + "requests_in_flight", "Cassandra requests sent or awaiting retry",
+                                        registry=r)
+        self.write_latency = Histogram(p + "write_latency_seconds", "Cassandra request latency",
+                                       buckets=LATENCY_BUCKETS, registry=r)
+        self.delivery_latency = Histogram(p + "delivery_latency_seconds", "Line received to rows acknowledged",
+                                          buckets=LATENCY_BUCKETS, registry=r)
+        self.cassandra_up = Gauge(p + "cassandra_up", "1 while Cassandra answers writes", registry=r)
+        self.input_up = Gauge(p + "input_up", "1 while the input is open", ["input"], registry=r)
+        self.spool_frames = Gauge(p + "spool_frames", "Frames in the spool, not yet acknowledged", registry=r)
+        self.spool_bytes = Gauge(p + "spool_bytes", "Bytes used by spooled frames", registry=r)
+        self.spool_full = Counter(p + "spool_full", "Spool commits refused for lack of room", ["kind"], registry=r)
+        self.spool_dropped = Counter(p + "spool_dropped_frames", "Oldest frames dropped (when_full = drop_oldest)",
+                                     registry=r)

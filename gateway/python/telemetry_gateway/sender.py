@@ -1,0 +1,232 @@
+"""The sender: spooled frames → Cassandra, acknowledged back to the spool only once written.
+
+Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
+`latest` and `source_days` writes they imply, and sent asynchronously with a bound on requests in flight (a
+failed request keeps its slot while it waits for its retry, so an unreachable cluster stops the taking, not the
+reading). A chunk is acknowledged when all of its requests succeeded. Every request is retried with backoff until
+it succeeds: nothing is dropped, and the writes are idempotent, so a retry or a replay after a crash never
+duplicates a row.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Callable
+
+from cassandra import Unavailable, WriteTimeout, OperationTimedOut
+from cassandra.cluster import Cluster, NoHostAvailable, Session
+from cassandra.query import BatchStatement, BatchType, Statement
+
+from .cassandra_session import Statements, prepare
+from .logs import RateLimitedLog, event
+from .metrics import Metrics
+from .spool import Spool
+from .timestamps import to_datetime
+from .write_plan import SpooledFrame, plan_writes
+
+
+@dataclass
+class Chunk:
+    frames: list[SpooledFrame]
+    rows: int
+    days: list[tuple[str, date]]
+    remaining: int = 0
+
+
+@dataclass(order=True)
+class Request:
+    due: float
+    statement: Statement = field(compare=False)
+    chunk: Chunk = field(compare=False)
+    attempts: int = field(default=0, compare=False)
+    sent_at: float = field(default=0.0, compare=False)
+
+
+class Sender:
+    def __init__(self, spool: Spool, cluster_factory: Callable[[], Cluster], keyspace: str, batch_rows: int,
+                 max_in_flight: int, retry_max_s: float, metrics: Metrics,
+                 on_acked: Callable[[list[int]], None]) -> None:
+        self._spool = spool
+        self._cluster_factory = cluster_factory
+        self._keyspace = keyspace
+        self._batch_rows = batch_rows
+        self._max_in_flight = max_in_flight
+        self._retry_max = retry_max_s
+        self._metrics = metrics
+        self._on_acked = on_acked
+        self._log = RateLimitedLog()
+        self._cluster: Cluster | None = None
+        self._session: Session | None = None
+        self._statements: Statements | None = None
+        self._known_days: set[tuple[str, date]] = set()
+        self._cursor = 0  # highest spool id taken; everything above it is new
+        self._outstanding = 0
+        self._done: deque[tuple[Request, BaseException | None]] = deque()
+        self._retries: list[Request] = []
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self.heartbeat = time.monotonic()
+
+    # --- called from other threads -------------------------------------------------------------------------
+    def nudge(self) -> None:
+        """New frames were spooled."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    @property
+    def idle(self) -> bool:
+        return self._outstanding == 0
+
+    # --- the sender thread ---------------------------------------------------------------------------------
+    def run(self, drain_timeout_s: float = 15.0) -> None:
+        try:
+            while not self._stop.is_set():
+                self.heartbeat = time.monotonic()
+                if self._session is None and not self._connect():
+                    self._stop.wait(self._backoff_s(self._connect_attempts))
+                    continue
+                self._step()
+            deadline = time.monotonic() + drain_timeout_s
+            while self._outstanding and time.monotonic() < deadline and self._session is not None:
+                self._step(take_new=False)
+            if self._outstanding:
+                event(logging.WARNING, "shutdown_with_unacknowledged_writes", requests=self._outstanding,
+                      note="their frames stay in the spool and are sent at the next start")
+        finally:
+            if self._cluster is not None:
+                self._cluster.shutdown()
+
+    _connect_attempts = 0
+
+    def _connect(self) -> bool:
+        self._connect_attempts += 1
+        cluster = self._cluster_factory()
+        try:
+            session = cluster.connect(self._keyspace)
+            self._statements = prepare(session)
+        except Exception as error:  # unreachable, auth, schema missing: retried; the spool keeps the frames
+            cluster.shutdown()
+            self._metrics.cassandra_up.set(0)
+            self._log.event(logging.WARNING, "cassandra_unreachable", error=type(error).__name__,
+                            detail=str(error)[:200], action="retrying; frames are kept in the spool")
+            return False
+        self._cluster, self._session = cluster, session
+        self._connect_attempts = 0
+        self._metrics.cassandra_up.set(1)
+        event(logging.INFO, "cassandra_connected", keyspace=self._keyspace,
+              hosts=",".join(str(h.endpoint) for h in cluster.metadata.all_hosts()))
+        return True
+
+    def _backoff_s(self, attempts: int) -> float:
+        return min(self._retry_max, 0.1 * 2 ** min(attempts, 10))
+
+    def _step(self, take_new: bool = True) -> None:
+        self._wake.wait(0.05)
+        self._wake.clear()
+        self._settle_done()
+        now = time.monotonic()
+        while self._retries and self._retries[0].due <= now:
+            self._send(heapq.heappop(self._retries))
+        if take_new:
+            self._take()
+
+    def _take(self) -> None:
+        while self._outstanding < self._max_in_flight:
+            room = self._max_in_flight - self._outstanding
+            frames = self._spool.take(self._cursor, limit=max(1, room * self._batch_rows // 4))
+            if not frames:
+                return
+            self._cursor = frames[-1].id
+            plan = plan_writes(frames, self._batch_rows)
+            chunk = Chunk(frames, sum(len(b.rows) for b in plan.batches), plan.days)
+            requests = [self._reading_batch(b.source, b.day, b.rows) for b in plan.batches]
+            requests += self._latest_batches(plan.latest)
+            requests += [self._statements.source_day.bind((day, source))
+                         for source, day in plan.days if (source, day) not in self._known_days]
+            chunk.remaining = len(requests)
+            for statement in requests:
+                self._send(Request(0.0, statement, chunk))
+
+    def _reading_batch(self, source: str, day: date, rows: list[tuple[str, int, float]]) -> Statement:
+        batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+        reading = self._statements.reading
+        for metric, ts_ms, value in rows:
+            batch.add(reading, (source, day, metric, to_datetime(ts_ms), value))
+        batch.is_idempotent = True
+        return batch
+
+    def _latest_batches(self, latest) -> list[Statement]:
+        by_source: dict[str, BatchStatement] = {}
+        for row in latest:
+            batch = by_source.get(row.source)
+            if batch is None:
+                batch = by_source[row.source] = BatchStatement(batch_type=BatchType.UNLOGGED)
+                batch.is_idempotent = True
+            batch.add(self._statements.latest, (row.source, row.metric, to_datetime(row.ts_ms), row.value,
+                                                row.ts_ms * 1000))
+        return list(by_source.values())
+
+    def _send(self, request: Request) -> None:
+        if request.attempts == 0:
+            self._outstanding += 1
+            self._metrics.requests_in_flight.set(self._outstanding)
+        request.sent_at = time.monotonic()
+        try:
+            future = self._session.execute_async(request.statement)
+        except Exception as error:  # e.g. the session is shutting down: same path as a failed request
+            self._done.append((request, error))
+            return
+        future.add_callbacks(self._on_success, self._on_failure, callback_args=(request,),
+                             errback_args=(request,))
+
+    # Driver callbacks run on its event-loop thread: hand the result over, nothing else.
+    def _on_success(self, _rows, request: Request) -> None:
+        self._done.append((request, None))
+        self._wake.set()
+
+    def _on_failure(self, error: BaseException, request: Request) -> None:
+        self._done.append((request, error))
+        self._wake.set()
+
+    def _settle_done(self) -> None:
+        now = time.monotonic()
+        while self._done:
+            request, error = self._done.popleft()
+            if error is None:
+                self._metrics.write_latency.observe(now - request.sent_at)
+                self._metrics.cassandra_up.set(1)
+                self._outstanding -= 1
+                chunk = request.chunk
+                chunk.remaining -= 1
+                if chunk.remaining == 0:
+                    self._acknowledge(chunk)
+            else:
+                kind = type(error).__name__
+                self._metrics.write_errors.labels(kind).inc()
+                if isinstance(error, (NoHostAvailable, Unavailable, WriteTimeout, OperationTimedOut)):
+                    self._metrics.cassandra_up.set(0 if isinstance(error, NoHostAvailable) else 1)
+                request.attempts += 1
+                request.due = now + self._backoff_s(request.attempts)
+                heapq.heappush(self._retries, request)
+                self._log.event(logging.WARNING, "write_failed", key=kind, error=kind, detail=str(error)[:200],
+                                attempts=request.attempts, action="retrying with backoff")
+        self._metrics.requests_in_flight.set(self._outstanding)
+
+    def _acknowledge(self, chunk: Chunk) -> None:
+        self._known_days.update(chunk.days)
+        ids = [f.id for f in chunk.frames]
+        self._on_acked(ids)
+        self._metrics.rows_written.inc(chunk.rows)
+        self._metrics.frames_written.inc(len(ids))
+        now_ms = time.time() * 1000
+        for frame in chunk.frames:
+            self._metrics.delivery_latency.observe(max(0.0, (now_ms - frame.received_ms) / 1000))

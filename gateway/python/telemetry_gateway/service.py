@@ -1,0 +1,111 @@
+"""The running gateway: inputs → ingest (spool) → sender (Cassandra), as threads, with an orderly stop.
+
+Stop order on SIGTERM: inputs stop reading; ingest spools what they handed over; the sender finishes the writes in
+flight (bounded wait) and their acknowledgements are committed; the spool is closed. Frames not yet written stay
+in the spool and go out at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+from prometheus_client import start_http_server
+
+from .cassandra_session import build_cluster
+from .config import Config, serial_ports
+from .ingest import Ingest
+from .inputs import LineHandler, SerialInput, StreamInput
+from .logs import event
+from .metrics import Metrics
+from .sender import Sender
+from .spool import Spool
+from .systemd_notify import SystemdNotifier
+
+STALL_S = 30.0  # a stage whose loop has not turned for this long is stuck: stop feeding the watchdog
+
+
+class Gateway:
+    def __init__(self, config: Config, streams: list[str] = (), exit_when_drained: bool = False) -> None:
+        self.config = config
+        self.metrics = Metrics()
+        self.spool = Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024))
+        self._stop = threading.Event()
+        self._inputs_stop = threading.Event()
+        self.sender: Sender | None = None
+        self.ingest = Ingest(config, self.spool, self.metrics, on_spooled=lambda: self.sender and self.sender.nudge())
+        self.sender = Sender(self.spool, lambda: build_cluster(config.cassandra), config.cassandra.keyspace,
+                             config.cassandra.batch_rows, config.cassandra.max_in_flight,
+                             config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge)
+        self._streams_open = len(streams)
+        self._exit_when_drained = exit_when_drained
+        self._inputs: list[threading.Thread] = []
+        for path, baud in serial_ports(config.serial):
+            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop)
+            reader = SerialInput(path, baud, handler, self._inputs_stop, config.serial.reopen_max_s,
+                                 self.metrics.input_up.labels(path))
+            self._inputs.append(threading.Thread(target=reader.run, name=f"serial {path}", daemon=True))
+        for path in streams:
+            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop)
+            reader = StreamInput(path, handler, self._inputs_stop, on_end=self._stream_ended)
+            self._inputs.append(threading.Thread(target=reader.run, name=f"input {path}", daemon=True))
+
+    def _stream_ended(self) -> None:
+        self._streams_open -= 1
+
+    def request_stop(self, *_signal_args) -> None:
+        self._stop.set()
+
+    def run(self) -> int:
+        notifier = SystemdNotifier()
+        server = None
+        if self.config.metrics.listen:
+            host, _, port = self.config.metrics.listen.rpartition(":")
+            server, _ = start_http_server(int(port), addr=host or "0.0.0.0", registry=self.metrics.registry)
+        signal.signal(signal.SIGTERM, self.request_stop)
+        signal.signal(signal.SIGINT, self.request_stop)
+        ingest = threading.Thread(target=self.ingest.run, name="ingest")
+        sender = threading.Thread(target=self.sender.run, name="sender")
+        ingest.start()
+        sender.start()
+        for thread in self._inputs:
+            thread.start()
+        event(logging.INFO, "gateway_started", inputs=len(self._inputs), spool=self.spool.path,
+              spooled_frames=self.spool.depth, fsync=self.config.spool.fsync,
+              metrics=self.config.metrics.listen or "off")
+        notifier.notify("READY=1")
+        last_watchdog = 0.0
+        while not self._stop.wait(0.2):
+            now = time.monotonic()
+            self.metrics.spool_frames.set(self.spool.depth)
+            healthy = now - self.ingest.heartbeat < STALL_S and now - self.sender.heartbeat < STALL_S
+            if notifier.watchdog_interval_s and healthy and now - last_watchdog >= notifier.watchdog_interval_s:
+                notifier.notify(f"WATCHDOG=1\nSTATUS=spooled {self.spool.depth} frames")
+                last_watchdog = now
+            if self._exit_when_drained and self._inputs and self._streams_open == 0 and self.drained():
+                event(logging.INFO, "inputs_done_and_spool_drained")
+                break
+
+        notifier.notify("STOPPING=1")
+        event(logging.INFO, "gateway_stopping", spooled_frames=self.spool.depth)
+        self._inputs_stop.set()
+        for thread in self._inputs:
+            thread.join(timeout=2)
+        deadline = time.monotonic() + 5
+        while not self.ingest.queue.empty() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.sender.stop()
+        sender.join()
+        self.ingest.stop()
+        ingest.join()
+        self.metrics.spool_frames.set(self.spool.depth)
+        self.spool.close()
+        if server is not None:
+            server.shutdown()
+        event(logging.INFO, "gateway_stopped", spooled_frames=self.spool.depth)
+        return 0
+
+    def drained(self) -> bool:
+        return self.ingest.queue.empty() and self.spool.depth == 0 and self.sender.idle

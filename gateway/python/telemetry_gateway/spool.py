@@ -1,0 +1,126 @@
+"""The durable spool: every accepted frame is committed here before it is sent, and removed only after Cassandra
+acknowledged it.
+
+SQLite in WAL mode. One connection, used under a lock: the commit thread appends (group commit) and deletes
+acknowledged frames; the sender reads. Frame ids come from AUTOINCREMENT so they only grow: the sender's cursor
+never skips a frame even after the spool was emptied.
+
+Durability ("fsync" policy):
+- batch: synchronous=FULL; each group commit is fsynced before the frames count as spooled. A power cut loses
+  only frames not yet committed (read from the port in the last few milliseconds).
+- interval: synchronous=NORMAL; commits reach the OS at once (a killed process loses nothing committed) and are
+  fsynced by a checkpoint every fsync_interval_ms. A power cut can lose that interval of frames.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .write_plan import SpooledFrame
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS frames (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    received_ms INTEGER NOT NULL,
+    vals TEXT NOT NULL  -- JSON [[metric, value], ...]
+)
+"""
+
+
+class SpoolFull(Exception):
+    """No room: the spool's cap (SQLite max_page_count) or the disk itself. Nothing of the commit was written."""
+
+    def __init__(self, message: str, cap_reached: bool) -> None:
+        super().__init__(message)
+        self.cap_reached = cap_reached
+
+
+@dataclass(frozen=True)
+class NewFrame:
+    source: str
+    ts_ms: int
+    received_ms: int
+    values: tuple[tuple[str, float], ...]
+
+
+class Spool:
+    def __init__(self, path: str | Path, fsync: str = "batch", max_bytes: int = 1 << 30) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(SCHEMA)
+        self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        # The cap is SQLite's own: past it a write fails like on a full disk, so one path handles both.
+        self._max_pages = max(16, max_bytes // self._page_size)
+        self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
+        self.depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
+
+    def used_bytes(self) -> int:
+        with self._lock:
+            return self._used_pages() * self._page_size
+
+    def _used_pages(self) -> int:
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        return pages - self._db.execute("PRAGMA freelist_count").fetchone()[0]
+
+    def commit(self, frames: list[NewFrame], acked_ids: list[int]) -> None:
+        """One transaction: delete acknowledged frames, append new ones. Raises SpoolFull when there is no room."""
+        rows = [(f.source, f.ts_ms, f.received_ms, json.dumps(f.values, separators=(",", ":"))) for f in frames]
+        with self._lock:
+            before = self._db.total_changes
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                if acked_ids:
+                    self._db.executemany("DELETE FROM frames WHERE id = ?", ((i,) for i in acked_ids))
+                deleted = self._db.total_changes - before
+                if rows:
+                    self._db.executemany("INSERT INTO frames (source, ts_ms, received_ms, vals) VALUES (?, ?, ?, ?)",
+                                         rows)
+                self._db.execute("COMMIT")
+            except (sqlite3.OperationalError, OSError) as error:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                message = str(error)
+                if isinstance(error, OSError) or "full" in message or "disk I/O" in message:
+                    raise SpoolFull(message, cap_reached=self._used_pages() >= self._max_pages - 8) from error
+                raise
+        self.depth += len(rows) - deleted
+
+    def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
+        """The oldest frames with an id above after_id."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, source, ts_ms, vals, received_ms FROM frames WHERE id > ? "
+                                    "ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
+        return [SpooledFrame(i, s, ts, tuple((k, float(v)) for k, v in json.loads(vals)), received)
+                for i, s, ts, vals, received in rows]
+
+    def drop_oldest(self, count: int) -> int:
+        """Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many."""
+        with self._lock:
+            before = self._db.total_changes
+            self._db.execute("DELETE FROM frames WHERE id IN (SELECT id FROM frames ORDER BY id LIMIT ?)", (count,))
+            dropped = self._db.total_changes - before
+        self.depth -= dropped
+        return dropped
+
+    def checkpoint(self) -> None:
+        """Writes the WAL into the database; with synchronous=NORMAL this is the fsync of the interval policy."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                self._db.close()

@@ -1,0 +1,59 @@
+"""The SQLite spool on a real file: commit, take, acknowledge, reopen, and the size cap."""
+
+import sqlite3
+
+import pytest
+
+from telemetry_gateway.spool import NewFrame, Spool, SpoolFull
+
+
+def frames(n, start=0, source="G"):
+    return [NewFrame(source, 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i))))
+            for i in range(start, start + n)]
+
+
+def test_commit_take_ack_and_reopen(tmp_path):
+    path = tmp_path / "spool.sqlite"
+    spool = Spool(path)
+    spool.commit(frames(5), [])
+    taken = spool.take(after_id=0, limit=3)
+    assert [f.ts_ms for f in taken] == [1000, 1001, 1002]
+    assert taken[0].values == (("temp_in", 0.5), ("light", 0.0))
+    assert [f.ts_ms for f in spool.take(after_id=taken[-1].id, limit=10)] == [1003, 1004]
+    spool.commit([], [f.id for f in taken])
+    assert spool.depth == 2
+    spool.close()
+
+    reopened = Spool(path)
+    assert reopened.depth == 2
+    assert [f.ts_ms for f in reopened.take(0, 10)] == [1003, 1004]
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_ids_only_grow_even_after_the_spool_emptied(tmp_path):
+    spool = Spool(tmp_path / "s.sqlite")
+    spool.commit(frames(3), [])
+    last = spool.take(0, 10)[-1].id
+    spool.commit([], [f.id for f in spool.take(0, 10)])
+    spool.commit(frames(1, start=3), [])
+    assert spool.take(after_id=last, limit=10)[0].id > last
+
+
+def test_acking_an_unknown_id_does_not_skew_the_depth(tmp_path):
+    spool = Spool(tmp_path / "s.sqlite")
+    spool.commit(frames(2), [])
+    spool.commit([], [999])
+    assert spool.depth == 2
+
+
+def test_the_cap_fails_like_a_full_disk_and_rolls_back(tmp_path):
+    spool = Spool(tmp_path / "s.sqlite", max_bytes=64 * 1024)
+    with pytest.raises(SpoolFull) as full:
+        for i in range(1000):
+            spool.commit(frames(50, start=i * 50), [])
+    assert full.value.cap_reached
+    depth = spool.depth
+    assert depth == len(spool.take(0, 100_000)) > 0  # the failed commit left nothing half-written
+    assert spool.drop_oldest(200) == 200
+    spool.commit(frames(50, start=10**6), [])  # freed pages are reused
+    assert spool.depth == depth - 200 + 50
