@@ -124,3 +124,9 @@ def test_autumn_day_has_25_hours_and_a_rerun_gives_the_same_rows(loaded, submit,
     strip = lambda rows: {k: {f: v for f, v in r.items() if f != "computed_at"} for k, r in rows.items()}  # noqa
     assert strip(twice) == strip(once)
     assert_matches(twice, reference.daily(SPRING + AUTUMN + LATE, TZ))
+
+
+def test_bad_input_is_one_line_and_exit_2(submit):
+    done = submit("daily", "--tz", "Mars/Olympus", "--day", "2026-03-29", check=False)
+    assert done.returncode == 2
+    assert "daily: error: unknown time zone 'Mars/Olympus'" in done.stdout and "Traceback" not in done.stdout
