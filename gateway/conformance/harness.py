@@ -9,6 +9,7 @@ keeps its spool in the SQLite layout of gateway/python/telemetry_gateway/spool.p
 from __future__ import annotations
 
 import os
+import select
 import shlex
 import signal
 import socket
@@ -61,9 +62,13 @@ class Board:
             link.unlink()
         link.symlink_to(os.ttyname(self._slave))
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, timeout: float = 20) -> None:
+        """Writes like a board's UART, but fails instead of hanging when nobody has read the pty for a while."""
         view = memoryview(data)
         while view:
+            _, writable, _ = select.select([], [self.master], [], timeout)
+            if not writable:
+                raise AssertionError(f"the pty buffer stayed full for {timeout} s: the gateway stopped reading")
             view = view[os.write(self.master, view):]
 
     def unplug(self) -> None:

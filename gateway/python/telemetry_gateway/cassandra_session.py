@@ -19,6 +19,7 @@ class Statements:
     reading: PreparedStatement
     source_day: PreparedStatement
     latest: PreparedStatement
+    day_change: PreparedStatement
 
 
 def build_cluster(config: CassandraConfig) -> Cluster:
@@ -51,8 +52,10 @@ def prepare(session: Session) -> Statements:
         # The reading's own time as write timestamp: an older reading replayed later never wins.
         latest=session.prepare("INSERT INTO latest (source, metric, ts, value) VALUES (?, ?, ?, ?) "
                                "USING TIMESTAMP ?"),
+        # For incremental analytics (schema/002): which partitions were written, by hour of writing.
+        day_change=session.prepare("INSERT INTO day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)"),
     )
-    for statement in (statements.reading, statements.source_day, statements.latest):
+    for statement in (statements.reading, statements.source_day, statements.latest, statements.day_change):
         statement.is_idempotent = True  # same reading, same key: safe for the driver to retry
     return statements
 

@@ -67,7 +67,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         session = cluster.connect()
         tables = {r.table_name for r in session.execute(
             "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [config.cassandra.keyspace])}
-        missing = {"readings", "source_days", "latest", "schema_migrations"} - tables
+        missing = {"readings", "source_days", "latest", "day_changes", "schema_migrations"} - tables
         if missing:
             problems.append(f"keyspace {config.cassandra.keyspace} lacks {', '.join(sorted(missing))}: "
                             "run schema/migrate")

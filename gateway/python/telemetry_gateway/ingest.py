@@ -38,7 +38,8 @@ class Ingest:
         self._metrics = metrics
         self._on_spooled = on_spooled
         self._seq = SeqTracker(int(config.decode.duplicate_window_s * 1000))
-        self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS))
+        self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
+                                last_receipt=spool.last_receipt_stamps())
         self._interval_fsync_s = config.spool.fsync_interval_ms / 1000 if config.spool.fsync == "interval" else None
         self._drop_oldest = config.spool.when_full == "drop_oldest"
         self._acked: list[int] = []
@@ -58,16 +59,18 @@ class Ingest:
     def run(self) -> None:
         last_checkpoint = time.monotonic()
         pending: list[NewFrame] = []
+        stamps: dict[str, int] = {}
         while True:
             self.heartbeat = time.monotonic()
             stopping = self._stop.is_set()
             if not pending:
                 pending = self._collect(wait_s=0.0 if stopping else 0.02)
+                stamps = self._stamper.take_changed()
             with self._acked_lock:
                 acked, self._acked = self._acked, []
             if pending or acked:
-                if self._commit(pending, acked):
-                    pending = []
+                if self._commit(pending, acked, stamps):
+                    pending, stamps = [], {}
                 else:
                     with self._acked_lock:
                         self._acked[:0] = acked
@@ -114,9 +117,9 @@ class Ingest:
         self._metrics.frames_accepted.labels(frame.format).inc()
         return NewFrame(frame.source, stamp.ts_ms, item.received_ms, frame.values)
 
-    def _commit(self, frames: list[NewFrame], acked: list[int]) -> bool:
+    def _commit(self, frames: list[NewFrame], acked: list[int], stamps: dict[str, int]) -> bool:
         try:
-            self._spool.commit(frames, acked)
+            self._spool.commit(frames, acked, stamps)
         except SpoolFull as full:
             kind = "cap" if full.cap_reached else "disk"
             self._metrics.spool_full.labels(kind).inc()

@@ -15,7 +15,8 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    logging.getLogger("cassandra").setLevel(logging.ERROR)  # the driver's own reconnect chatter; we log the state
+    # The driver logs tracebacks for every failed (re)connect; the gateway logs those states itself, one line each.
+    logging.getLogger("cassandra").setLevel(logging.CRITICAL)
 
 
 def _field(value: object) -> str:

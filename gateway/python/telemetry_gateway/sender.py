@@ -3,7 +3,8 @@
 Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
 `latest` and `source_days` writes they imply, and sent asynchronously with a bound on requests in flight (a
 failed request keeps its slot while it waits for its retry, so an unreachable cluster stops the taking, not the
-reading). A chunk is acknowledged when all of its requests succeeded. Every request is retried with backoff until
+reading). When all of a chunk's requests succeeded, its `day_changes` rows are written (only then: an analytics
+job that sees the change must find the readings), and then the chunk is acknowledged. Every request is retried with backoff until
 it succeeds: nothing is dropped, and the writes are idempotent, so a retry or a replay after a crash never
 duplicates a row.
 """
@@ -16,7 +17,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timezone
 from typing import Callable
 
 from cassandra import Unavailable, WriteTimeout, OperationTimedOut
@@ -37,6 +38,7 @@ class Chunk:
     rows: int
     days: list[tuple[str, date]]
     remaining: int = 0
+    changes_sent: bool = False
 
 
 @dataclass(order=True)
@@ -175,6 +177,15 @@ class Sender:
                                                 row.ts_ms * 1000))
         return list(by_source.values())
 
+    def _day_changes(self, days: list[tuple[str, date]]) -> Statement:
+        now = datetime.now(timezone.utc)
+        bucket = now.replace(minute=0, second=0, microsecond=0)
+        batch = BatchStatement(batch_type=BatchType.UNLOGGED)  # one partition: the hour bucket
+        for source, day in days:
+            batch.add(self._statements.day_change, (bucket, day, source, now))
+        batch.is_idempotent = True
+        return batch
+
     def _send(self, request: Request) -> None:
         if request.attempts == 0:
             self._outstanding += 1
@@ -207,7 +218,11 @@ class Sender:
                 self._outstanding -= 1
                 chunk = request.chunk
                 chunk.remaining -= 1
-                if chunk.remaining == 0:
+                if chunk.remaining == 0 and not chunk.changes_sent:
+                    chunk.changes_sent = True
+                    chunk.remaining = 1
+                    self._send(Request(0.0, self._day_changes(chunk.days), chunk))
+                elif chunk.remaining == 0:
                     self._acknowledge(chunk)
             else:
                 kind = type(error).__name__

@@ -29,7 +29,13 @@ CREATE TABLE IF NOT EXISTS frames (
     ts_ms INTEGER NOT NULL,
     received_ms INTEGER NOT NULL,
     vals TEXT NOT NULL  -- JSON [[metric, value], ...]
-)
+);
+-- The last receipt timestamp given to each source, committed with its frames: after a restart new stamps
+-- continue above it, so a new frame never takes the key (source, ts) of one stamped before the restart.
+CREATE TABLE IF NOT EXISTS receipt_stamps (
+    source TEXT PRIMARY KEY,
+    last_ts_ms INTEGER NOT NULL
+);
 """
 
 
@@ -58,7 +64,7 @@ class Spool:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
         self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.execute(SCHEMA)
+        self._db.executescript(SCHEMA)
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         # The cap is SQLite's own: past it a write fails like on a full disk, so one path handles both.
         self._max_pages = max(16, max_bytes // self._page_size)
@@ -73,8 +79,14 @@ class Spool:
         pages = self._db.execute("PRAGMA page_count").fetchone()[0]
         return pages - self._db.execute("PRAGMA freelist_count").fetchone()[0]
 
-    def commit(self, frames: list[NewFrame], acked_ids: list[int]) -> None:
-        """One transaction: delete acknowledged frames, append new ones. Raises SpoolFull when there is no room."""
+    def last_receipt_stamps(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps"))
+
+    def commit(self, frames: list[NewFrame], acked_ids: list[int],
+               receipt_stamps: dict[str, int] | None = None) -> None:
+        """One transaction: delete acknowledged frames, append new ones, record the sources' last receipt stamps.
+        Raises SpoolFull when there is no room."""
         rows = [(f.source, f.ts_ms, f.received_ms, json.dumps(f.values, separators=(",", ":"))) for f in frames]
         with self._lock:
             before = self._db.total_changes
@@ -86,6 +98,9 @@ class Spool:
                 if rows:
                     self._db.executemany("INSERT INTO frames (source, ts_ms, received_ms, vals) VALUES (?, ?, ?, ?)",
                                          rows)
+                if receipt_stamps:
+                    self._db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
+                                         receipt_stamps.items())
                 self._db.execute("COMMIT")
             except (sqlite3.OperationalError, OSError) as error:
                 if self._db.in_transaction:

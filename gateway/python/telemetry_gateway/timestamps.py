@@ -21,17 +21,23 @@ class Stamp:
 
 
 class Stamper:
-    def __init__(self, max_future_ms: int, max_age_ms: int) -> None:
+    def __init__(self, max_future_ms: int, max_age_ms: int, last_receipt: dict[str, int] | None = None) -> None:
         self._max_future = max_future_ms
         self._max_age = max_age_ms
-        self._last_receipt: dict[str, int] = {}
+        # Carried over from before a restart (the spool keeps it): stamps keep increasing across restarts.
+        self._last_receipt: dict[str, int] = dict(last_receipt or {})
+        self.changed: dict[str, int] = {}  # receipt stamps given since the caller last took them
 
     def stamp(self, source: str, t: int | None, received_ms: int) -> Stamp:
         if t is not None and received_ms - self._max_age <= t <= received_ms + self._max_future:
             return Stamp(t, False)
         ts = max(received_ms, self._last_receipt.get(source, -1) + 1)
-        self._last_receipt[source] = ts
+        self._last_receipt[source] = self.changed[source] = ts
         return Stamp(ts, t is not None)
+
+    def take_changed(self) -> dict[str, int]:
+        changed, self.changed = self.changed, {}
+        return changed
 
 
 def utc_day(ts_ms: int) -> date:

@@ -57,3 +57,15 @@ def test_the_cap_fails_like_a_full_disk_and_rolls_back(tmp_path):
     assert spool.drop_oldest(200) == 200
     spool.commit(frames(50, start=10**6), [])  # freed pages are reused
     assert spool.depth == depth - 200 + 50
+
+
+def test_receipt_stamps_survive_a_restart(tmp_path):
+    from telemetry_gateway.timestamps import Stamper
+    path = tmp_path / "s.sqlite"
+    spool = Spool(path)
+    stamper = Stamper(60_000, 86_400_000)
+    burst = [stamper.stamp("G", None, 5_000).ts_ms for _ in range(50)]  # 50 frames in one ms: 5000..5049
+    spool.commit(frames(1), [], stamper.take_changed())
+    spool.close()  # the process dies; its clock-time successor starts at the same wall time
+    resumed = Stamper(60_000, 86_400_000, last_receipt=Spool(path).last_receipt_stamps())
+    assert resumed.stamp("G", None, 5_010).ts_ms == burst[-1] + 1  # never reuses a key stamped before
