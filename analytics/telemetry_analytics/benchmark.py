@@ -96,7 +96,7 @@ def main(argv=None) -> int:
         r = daily_run(args, keyspace)
         print(f"bench: daily --day {args.day} on {keyspace}: wall {r['wall']:.1f} s = start-up {r['startup']:.1f} s "
               f"+ work {r['work']:.1f} s, {r['readings']:,} readings", flush=True)
-        runs[keyspace] = min(runs.get(keyspace, [r]) + [r], key=lambda x: x["work"])
+        runs[keyspace] = min([runs[keyspace], r] if keyspace in runs else [r], key=lambda x: x["work"])
     _, out = submit(args, "bench_read", "--keyspace", many, "--tz", "UTC", "--day", args.day.isoformat())
     m = re.search(r"BENCH_READ rows=(\d+) partitions=(\d+) plain_s=([\d.]+) aggregate_s=([\d.]+)", out)
     rows, plain_s, agg_s = int(m.group(1)), float(m.group(3)), float(m.group(4))
