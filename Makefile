@@ -19,6 +19,7 @@ help:
 
 setup: system-packages python-env cassandra-jars
 	@$(MAKE) --no-print-directory -C firmware setup
+	@$(MAKE) --no-print-directory -C analytics setup
 
 system-packages:
 	@deploy/setup/debian-packages $(DEBIAN_PACKAGES)

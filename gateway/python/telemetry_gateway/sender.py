@@ -27,8 +27,8 @@ from cassandra.query import BatchStatement, BatchType, Statement
 from .cassandra_session import Statements, prepare
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
+from .row_binding import FastBinder
 from .spool import Spool
-from .timestamps import to_datetime
 from .write_plan import SpooledFrame, plan_writes
 
 
@@ -68,7 +68,10 @@ class Sender:
         self._statements: Statements | None = None
         self._known_days: set[tuple[str, date]] = set()
         self._cursor = 0  # highest spool id taken; everything above it is new
-        self._outstanding = 0
+        self._outstanding = 0  # requests of taken chunks not yet succeeded (ready, in flight or awaiting retry)
+        self._in_flight = 0  # requests sent and not yet answered
+        self._ready: deque[Request] = deque()
+        self._chunk_frames = max(100, max_in_flight * batch_rows // 2)
         self._done: deque[tuple[Request, BaseException | None]] = deque()
         self._retries: list[Request] = []
         self._wake = threading.Event()
@@ -115,6 +118,8 @@ class Sender:
         try:
             session = cluster.connect(self._keyspace)
             self._statements = prepare(session)
+            # source, day and metric repeat from row to row: serialize them once
+            self._reading_binder = FastBinder(self._statements.reading, cluster.protocol_version, (0, 1, 2))
         except Exception as error:  # unreachable, auth, schema missing: retried; the spool keeps the frames
             cluster.shutdown()
             self._metrics.cassandra_up.set(0)
@@ -137,16 +142,18 @@ class Sender:
         self._settle_done()
         now = time.monotonic()
         while self._retries and self._retries[0].due <= now:
-            self._send(heapq.heappop(self._retries))
+            self._ready.appendleft(heapq.heappop(self._retries))
         if take_new:
             self._take()
+        else:
+            self._pump()
 
     def _take(self) -> None:
-        while self._outstanding < self._max_in_flight:
-            room = self._max_in_flight - self._outstanding
-            frames = self._spool.take(self._cursor, limit=max(1, room * self._batch_rows // 4))
+        # Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
+        while len(self._ready) + len(self._retries) < self._max_in_flight:
+            frames = self._spool.take(self._cursor, limit=self._chunk_frames)
             if not frames:
-                return
+                break
             self._cursor = frames[-1].id
             plan = plan_writes(frames, self._batch_rows)
             chunk = Chunk(frames, sum(len(b.rows) for b in plan.batches), plan.days)
@@ -155,14 +162,19 @@ class Sender:
             requests += [self._statements.source_day.bind((day, source))
                          for source, day in plan.days if (source, day) not in self._known_days]
             chunk.remaining = len(requests)
-            for statement in requests:
-                self._send(Request(0.0, statement, chunk))
+            self._outstanding += len(requests)
+            self._ready.extend(Request(0.0, statement, chunk) for statement in requests)
+        self._pump()
+
+    def _pump(self) -> None:
+        while self._ready and self._in_flight < self._max_in_flight:
+            self._send(self._ready.popleft())
 
     def _reading_batch(self, source: str, day: date, rows: list[tuple[str, int, float]]) -> Statement:
         batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-        reading = self._statements.reading
+        bind = self._reading_binder.bind
         for metric, ts_ms, value in rows:
-            batch.add(reading, (source, day, metric, to_datetime(ts_ms), value))
+            batch.add(bind((source, day, metric, ts_ms, value)))  # an int timestamp is taken as milliseconds
         batch.is_idempotent = True
         return batch
 
@@ -173,7 +185,7 @@ class Sender:
             if batch is None:
                 batch = by_source[row.source] = BatchStatement(batch_type=BatchType.UNLOGGED)
                 batch.is_idempotent = True
-            batch.add(self._statements.latest, (row.source, row.metric, to_datetime(row.ts_ms), row.value,
+            batch.add(self._statements.latest, (row.source, row.metric, row.ts_ms, row.value,
                                                 row.ts_ms * 1000))
         return list(by_source.values())
 
@@ -187,9 +199,7 @@ class Sender:
         return batch
 
     def _send(self, request: Request) -> None:
-        if request.attempts == 0:
-            self._outstanding += 1
-            self._metrics.requests_in_flight.set(self._outstanding)
+        self._in_flight += 1
         request.sent_at = time.monotonic()
         try:
             future = self._session.execute_async(request.statement)
@@ -212,6 +222,7 @@ class Sender:
         now = time.monotonic()
         while self._done:
             request, error = self._done.popleft()
+            self._in_flight -= 1
             if error is None:
                 self._metrics.write_latency.observe(now - request.sent_at)
                 self._metrics.cassandra_up.set(1)
@@ -221,7 +232,8 @@ class Sender:
                 if chunk.remaining == 0 and not chunk.changes_sent:
                     chunk.changes_sent = True
                     chunk.remaining = 1
-                    self._send(Request(0.0, self._day_changes(chunk.days), chunk))
+                    self._outstanding += 1
+                    self._ready.appendleft(Request(0.0, self._day_changes(chunk.days), chunk))
                 elif chunk.remaining == 0:
                     self._acknowledge(chunk)
             else:
@@ -234,7 +246,7 @@ class Sender:
                 heapq.heappush(self._retries, request)
                 self._log.event(logging.WARNING, "write_failed", key=kind, error=kind, detail=str(error)[:200],
                                 attempts=request.attempts, action="retrying with backoff")
-        self._metrics.requests_in_flight.set(self._outstanding)
+        self._metrics.requests_in_flight.set(self._in_flight)
 
     def _acknowledge(self, chunk: Chunk) -> None:
         self._known_days.update(chunk.days)

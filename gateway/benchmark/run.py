@@ -1,0 +1,273 @@
+"""gateway/bench: throughput, latency, memory and backlog drain of the Python gateway against the local Cassandra,
+side by side with single-row async inserts from the same driver and with latte (native, single-row), in one run.
+
+Prints figures and ratios; asserts nothing (targets are judged by a person reading the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from cassandra.cluster import Cluster
+from prometheus_client.parser import text_string_to_metric_families
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / ".state" / "bench"
+GATEWAY = [str(ROOT / ".venv" / "bin" / "telemetry-gateway")]
+KEYSPACE = "gateway_bench"
+LATTE = ROOT / ".state" / "latte" / "bin" / "latte"
+LATTE_VERSION = "0.29.0"
+
+
+def sh(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], check=True, **kw)
+
+
+def metrics(port: int) -> dict[str, float]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            key = s.name + ("{" + ",".join(f"{k}={v}" for k, v in sorted(s.labels.items())) + "}" if s.labels else "")
+            out[key] = s.value
+    return out
+
+
+def quantile(samples: dict[str, float], name: str, q: float) -> float:
+    """q-quantile from a Prometheus histogram's cumulative buckets (linear within the bucket)."""
+    buckets = sorted((float(k.split("le=")[1].rstrip("}")), v) for k, v in samples.items()
+                     if k.startswith(name + "_bucket{"))
+    total = buckets[-1][1]
+    target, lower, below = q * total, 0.0, 0.0
+    for upper, count in buckets:
+        if count >= target:
+            if upper == float("inf"):
+                return lower
+            return lower + (upper - lower) * (target - below) / max(count - below, 1e-9)
+        lower, below = upper, count
+    return lower
+
+
+class Run:
+    """One gateway process; samples its rows_written and peak RSS while it runs."""
+
+    def __init__(self, args: list[str], port: int, env: dict | None = None) -> None:
+        self.port = port
+        self.process = subprocess.Popen([*GATEWAY, "run", "--keyspace", KEYSPACE, "--metrics-listen",
+                                         f"127.0.0.1:{port}", *args], stdout=subprocess.DEVNULL,
+                                        stderr=open(WORK / f"gateway-{port}.log", "w"),
+                                        env={**os.environ, **(env or {})})
+        self.peak_rss_kb = 0
+        self.samples: list[tuple[float, float]] = []  # (time, rows written)
+
+    def sample(self) -> dict[str, float]:
+        try:
+            status = Path(f"/proc/{self.process.pid}/status").read_text()
+            self.peak_rss_kb = max(self.peak_rss_kb, int(status.split("VmHWM:")[1].split()[0]))
+        except (OSError, IndexError):
+            pass
+        m = metrics(self.port)
+        if m:
+            self.samples.append((time.monotonic(), m.get("telemetry_gateway_rows_written_total", 0)))
+        return m
+
+    def watch(self, until, timeout: float = 900) -> dict[str, float]:
+        deadline = time.monotonic() + timeout
+        last = {}
+        while time.monotonic() < deadline:
+            last = self.sample() or last
+            if until(last) or self.process.poll() is not None:
+                return last
+            time.sleep(0.25)
+        raise SystemExit(f"bench: gave up after {timeout} s; see {WORK}/gateway-{self.port}.log")
+
+    def rate(self) -> float:
+        """Rows/s between the first and the last change of rows_written (start-up and idle tail excluded)."""
+        moving = [(t, r) for (t, r), (_, prev) in zip(self.samples[1:], self.samples) if r != prev]
+        first = next(((t, r) for t, r in self.samples if r > 0), None)
+        if not moving or first is None:
+            return 0.0
+        (t0, r0), (t1, r1) = first, moving[-1]
+        before = max((r for t, r in self.samples if t < t0), default=0.0)
+        return (r1 - before) / max(t1 - t0 + 0.25, 1e-9)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=60)
+
+
+def fresh_keyspace() -> None:
+    cluster = Cluster(["127.0.0.1"], protocol_version=5)
+    session = cluster.connect()
+    session.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}", timeout=120)
+    cluster.shutdown()
+    sh(ROOT / "schema" / "migrate", "--keyspace", KEYSPACE, stdout=subprocess.DEVNULL)
+    cluster = Cluster(["127.0.0.1"], protocol_version=5)
+    session = cluster.connect(KEYSPACE)
+    session.execute("CREATE TABLE IF NOT EXISTS latte_readings (source text, day bigint, metric text, ts bigint, "
+                    "value double, PRIMARY KEY ((source, day), metric, ts))")
+    cluster.shutdown()
+
+
+def simulate_file(path: Path, frames: int, sources: int) -> None:
+    if not path.exists() or path.stat().st_size == 0:
+        sh(*GATEWAY, "simulate", "--output", path, "--sources", sources, "--rate", 0, "--count", frames,
+           stderr=subprocess.DEVNULL)
+
+
+def bench_file(frames_file: Path, frames: int) -> Run:
+    spool = WORK / "file.sqlite"
+    for p in WORK.glob("file.sqlite*"):
+        p.unlink()
+    run = Run(["--input", str(frames_file), "--exit-when-drained", "--spool", str(spool)], 9301)
+    run.watch(lambda m: False)
+    return run
+
+
+def bench_pty(frames: int, sources: int, rate: float, port: int) -> tuple[Run, dict]:
+    link = WORK / f"tty-{port}"
+    for p in WORK.glob(f"pty-{port}.sqlite*"):
+        p.unlink()
+    board = subprocess.Popen([*GATEWAY, "simulate", "--pty", str(link), "--sources", str(sources), "--rate",
+                              str(rate), "--count", str(frames)], stderr=subprocess.DEVNULL)
+    while not link.exists():
+        time.sleep(0.05)
+    run = Run(["--port", str(link), "--spool", str(WORK / f"pty-{port}.sqlite")], port)
+    last = run.watch(lambda m: board.poll() is not None and m.get("telemetry_gateway_spool_frames", 1) == 0
+                     and m.get("telemetry_gateway_frames_written_total", 0) >= frames)
+    run.stop()
+    board.wait()
+    return run, last
+
+
+def bench_backlog(frames_file: Path, frames: int) -> tuple[float, float]:
+    spool = WORK / "backlog.sqlite"
+    for p in WORK.glob("backlog.sqlite*"):
+        p.unlink()
+    # Fill the spool while Cassandra is unreachable (a closed port), as during an outage.
+    fill = Run(["--input", str(frames_file), "--spool", str(spool)], 9303, env={"TELEMETRY_CASSANDRA_PORT": "1"})
+    started = time.monotonic()
+    fill.watch(lambda m: m.get("telemetry_gateway_spool_frames", 0) >= frames)
+    fill_s = time.monotonic() - started
+    fill.stop()
+    drain = Run(["--input", "/dev/null", "--exit-when-drained", "--spool", str(spool)], 9304)
+    drain.watch(lambda m: False)
+    return drain.rate(), frames / fill_s
+
+
+def single_row_reference(rows: int, in_flight: int = 256) -> float:
+    """The same driver, one prepared INSERT per row, execute_async with a bound on requests in flight."""
+    from datetime import date
+    from threading import Semaphore
+    cluster = Cluster(["127.0.0.1"], protocol_version=5)
+    session = cluster.connect(KEYSPACE)
+    insert = session.prepare("INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)")
+    slots = Semaphore(in_flight)
+    errors = []
+    day = date(2026, 1, 1)
+    started = time.monotonic()
+    for i in range(rows):
+        slots.acquire()
+        future = session.execute_async(insert, (f"ref{i % 20}", day, "temp_in", 1_767_225_600_000 + i, 1.5))
+        future.add_callbacks(lambda _r: slots.release(), lambda e: (errors.append(e), slots.release()))
+    for _ in range(in_flight):
+        slots.acquire()
+    elapsed = time.monotonic() - started
+    cluster.shutdown()
+    if errors:
+        print(f"  single-row reference: {len(errors)} errors, e.g. {errors[0]}")
+    return rows / elapsed
+
+
+def latte_reference(seconds: int) -> float | None:
+    if not LATTE.exists():
+        print(f"  building latte {LATTE_VERSION} (cargo, once; ~10 min on 2 cores) ...", flush=True)
+        try:
+            sh("cargo", "install", "--root", LATTE.parent.parent, "latte-cli", "--version", LATTE_VERSION,
+               "--locked", stdout=subprocess.DEVNULL, stderr=open(WORK / "latte-build.log", "w"))
+        except (subprocess.CalledProcessError, FileNotFoundError) as error:
+            print(f"  latte could not be built ({error}); see {WORK}/latte-build.log")
+            return None
+    workload = Path(__file__).with_name("latte_single_row_insert.rn")
+    result = subprocess.run([LATTE, "run", workload, "-d", f"{seconds}s", "-p", "256", "127.0.0.1"],
+                            capture_output=True, text=True, cwd=WORK)
+    (WORK / "latte.log").write_text(result.stdout + result.stderr)
+    for line in result.stdout.splitlines():
+        if line.strip().startswith("Throughput") or "[op/s]" in line:
+            numbers = [float(x) for x in line.replace(",", "").split() if x.replace(".", "", 1).isdigit()]
+            if numbers:
+                return numbers[0]
+    print(f"  latte gave no throughput line; see {WORK}/latte.log")
+    return None
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="gateway/bench", description=__doc__)
+    p.add_argument("--frames", type=int, default=250_000, help="frames for the file run (4 rows each)")
+    p.add_argument("--pty-frames", type=int, default=100_000)
+    p.add_argument("--sources", type=int, default=20)
+    p.add_argument("--latency-seconds", type=int, default=20, help="length of the 1,000 frames/s run")
+    p.add_argument("--reference-rows", type=int, default=200_000)
+    p.add_argument("--latte-seconds", type=int, default=30)
+    args = p.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    sh(ROOT / "deploy" / "local" / "cassandra", "start", stdout=subprocess.DEVNULL)
+    fresh_keyspace()
+    frames_file = WORK / f"frames-{args.frames}-{args.sources}.txt"
+    simulate_file(frames_file, args.frames, args.sources)
+    rows_per_frame = 4
+    print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
+          "shared with it\n")
+
+    file_run = bench_file(frames_file, args.frames)
+    file_rate = file_run.rate()
+    print(f"file replay      {args.frames * rows_per_frame:>9,} rows  {file_rate:>9,.0f} rows/s   "
+          f"peak RSS {file_run.peak_rss_kb / 1024:.0f} MB", flush=True)
+
+    pty_run, _ = bench_pty(args.pty_frames, args.sources, 0, 9302)
+    pty_rate = pty_run.rate()
+    print(f"pty, unpaced     {args.pty_frames * rows_per_frame:>9,} rows  {pty_rate:>9,.0f} rows/s   "
+          f"peak RSS {pty_run.peak_rss_kb / 1024:.0f} MB", flush=True)
+
+    lat_run, lat = bench_pty(1000 * args.latency_seconds, args.sources, 1000, 9305)
+    name = "telemetry_gateway_delivery_latency_seconds"
+    p50, p99 = quantile(lat, name, 0.5) * 1000, quantile(lat, name, 0.99) * 1000
+    print(f"pty, 1,000 fr/s  line read → rows acknowledged: p50 {p50:.1f} ms, p99 {p99:.1f} ms   "
+          f"peak RSS {lat_run.peak_rss_kb / 1024:.0f} MB", flush=True)
+
+    drain_rate, fill_rate = bench_backlog(frames_file, args.frames)
+    print(f"spool backlog    {args.frames * rows_per_frame:>9,} rows  drained at {drain_rate:,.0f} rows/s "
+          f"(filled at {fill_rate * rows_per_frame:,.0f} rows/s with Cassandra away)", flush=True)
+
+    single = single_row_reference(args.reference_rows)
+    print(f"reference: Python driver, single-row execute_async, 256 in flight: {single:,.0f} rows/s", flush=True)
+    latte = latte_reference(args.latte_seconds)
+    if latte:
+        print(f"reference: latte {LATTE_VERSION}, single-row prepared inserts, 256 in flight: {latte:,.0f} rows/s")
+
+    print("\nratios")
+    print(f"  gateway file replay / single-row Python inserts: {file_rate / single:.1f}x")
+    if latte:
+        print(f"  gateway file replay / latte single-row inserts:  {file_rate / latte:.1f}x")
+    print(f"  gateway pty / file replay:                        {pty_rate / file_rate:.2f}")
+    print(f"  backlog drain / live (file) rate:                 {drain_rate / file_rate:.2f}   (target >= 0.80)")
+    print(f"targets: >= 100,000 rows/s: {file_rate:,.0f}; p99 <= 50 ms at 1,000 frames/s: {p99:.1f} ms; "
+          f"RSS <= 80 MB: {max(file_run.peak_rss_kb, pty_run.peak_rss_kb, lat_run.peak_rss_kb) / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
