@@ -2,11 +2,13 @@
 project makes (none needs ALLOW FILTERING: Cassandra itself refuses such a query without it)."""
 
 from datetime import date, datetime, timezone
+from pathlib import Path
 
 import pytest
 from cassandra.query import SimpleStatement
 
 from conftest import migrate
+from migration_plan import load_migrations
 
 pytestmark = pytest.mark.cassandra
 
@@ -21,9 +23,14 @@ EXPECTED_KEYS = {
         "max_gap_ms": "bigint", "computed_at": "timestamp"}),
     "schema_migrations": (["scope"], [("version", "asc")], {
         "name": "text", "checksum": "text", "applied_at": "timestamp", "applied_by": "text", "lock_owner": "text"}),
+    # 002: the analytics jobs' change log and watermarks
+    "day_changes": (["bucket"], [("day", "asc"), ("source", "asc")], {"written_at": "timestamp"}),
+    "job_watermarks": (["job"], [("scope", "asc")], {
+        "watermark": "timestamp", "finished_at": "timestamp", "detail": "text"}),
 }
 KEY_TYPES = {"source": "text", "day": "date", "metric": "text", "ts": "timestamp", "tz": "text",
-             "scope": "text", "version": "int"}
+             "scope": "text", "version": "int", "bucket": "timestamp", "job": "text"}
+LATEST_VERSION = load_migrations(Path(__file__).resolve().parents[1])[-1].version
 
 
 @pytest.fixture
@@ -76,7 +83,7 @@ def test_second_run_changes_nothing(cql, migrated):
     assert list(cql.execute("SELECT version, checksum, applied_at FROM schema_migrations WHERE scope = %s",
                             [migrated])) == before
     status = migrate("--keyspace", migrated, "--status")
-    assert "schema version 1, 0 pending" in status.stdout
+    assert f"schema version {LATEST_VERSION}, 0 pending" in status.stdout
 
 
 def test_refuses_when_an_applied_file_changed(cql, migrated):
