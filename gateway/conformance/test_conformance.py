@@ -83,8 +83,11 @@ def test_frames_through_a_pty_land_as_the_right_rows(db, setup):
     stamped = ms(g_rows["temp_in"].ts.replace(tzinfo=timezone.utc))
     assert before - 60_000 < stamped <= before + 1_000  # stamped on receipt, UTC
 
-    latest = {(r.source, r.metric): r.value for r in session.execute("SELECT * FROM latest WHERE source IN ('G', 'room-2')")}
-    assert latest[("G", "temp_in")] == 12.0 and latest[("room-2", "temp")] == 21.25
+    def latest():  # a view of the newest values, written within a second of the readings
+        rows = {(r.source, r.metric): r.value for r in session.execute(
+            "SELECT * FROM latest WHERE source IN ('G', 'room-2')")}
+        return rows if rows.get(("G", "temp_in")) == 12.0 and rows.get(("room-2", "temp")) == 21.25 else None
+    wait_for(latest, 10, "latest to show the newest values")
     hour = datetime.fromtimestamp(before // 3_600_000 * 3600, timezone.utc)
     changes = set()
     for bucket in (hour, datetime.fromtimestamp(hour.timestamp() + 3600, timezone.utc)):  # the hour may turn

@@ -22,6 +22,9 @@ from .spool import NewFrame, Spool, SpoolFull
 from .timestamps import DAY_MS, Stamper
 
 GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and memory
+# After the first frame of a group, wait this long for more: one commit (and fsync) per few ms instead of one per
+# frame at low rates, for at most this much added latency.
+GROUP_LINGER_S = 0.005
 QUEUE_FRAMES = 20_000
 
 
@@ -89,8 +92,10 @@ class Ingest:
         items: list[Received] = []
         try:
             items.append(self.queue.get(timeout=wait_s) if wait_s else self.queue.get_nowait())
+            until = time.monotonic() + (GROUP_LINGER_S if wait_s else 0)
             while len(items) < GROUP_MAX:
-                items.append(self.queue.get_nowait())
+                left = until - time.monotonic()
+                items.append(self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait())
         except queue.Empty:
             pass
         return [f for f in map(self._accept, items) if f is not None]

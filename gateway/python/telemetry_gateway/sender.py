@@ -4,7 +4,10 @@ Frames are taken from the spool in id order in chunks, planned into single-parti
 `latest` and `source_days` writes they imply, and sent asynchronously with a bound on requests in flight (a
 failed request keeps its slot while it waits for its retry, so an unreachable cluster stops the taking, not the
 reading). When all of a chunk's requests succeeded, its `day_changes` rows are written (only then: an analytics
-job that sees the change must find the readings), and then the chunk is acknowledged. Every request is retried with backoff until
+job that sees the change must find the readings), and then the chunk is acknowledged.
+
+`latest` is a view of the newest value per (source, metric), not a record: its rows are coalesced in memory and
+written every LATEST_FLUSH_S (and at shutdown), with the reading's time as write timestamp, so it never moves back. Every request is retried with backoff until
 it succeeds: nothing is dropped, and the writes are idempotent, so a retry or a replay after a crash never
 duplicates a row.
 """
@@ -29,7 +32,10 @@ from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .row_binding import FastBinder
 from .spool import Spool
-from .write_plan import SpooledFrame, plan_writes
+from .write_plan import LatestRow, SpooledFrame, plan_writes
+
+
+LATEST_FLUSH_S = 0.5
 
 
 @dataclass
@@ -45,7 +51,7 @@ class Chunk:
 class Request:
     due: float
     statement: Statement = field(compare=False)
-    chunk: Chunk = field(compare=False)
+    chunk: Chunk | None = field(compare=False)  # None: a `latest` write, acknowledged by nobody
     attempts: int = field(default=0, compare=False)
     sent_at: float = field(default=0.0, compare=False)
 
@@ -67,6 +73,8 @@ class Sender:
         self._session: Session | None = None
         self._statements: Statements | None = None
         self._known_days: set[tuple[str, date]] = set()
+        self._latest: dict[tuple[str, str], LatestRow] = {}
+        self._latest_flushed = time.monotonic()
         self._cursor = 0  # highest spool id taken; everything above it is new
         self._outstanding = 0  # requests of taken chunks not yet succeeded (ready, in flight or awaiting retry)
         self._in_flight = 0  # requests sent and not yet answered
@@ -101,6 +109,8 @@ class Sender:
                     continue
                 self._step()
             deadline = time.monotonic() + drain_timeout_s
+            if self._session is not None:
+                self._flush_latest()
             while self._outstanding and time.monotonic() < deadline and self._session is not None:
                 self._step(take_new=False)
             if self._outstanding:
@@ -145,6 +155,8 @@ class Sender:
             self._ready.appendleft(heapq.heappop(self._retries))
         if take_new:
             self._take()
+            if self._latest and now - self._latest_flushed >= LATEST_FLUSH_S:
+                self._flush_latest()
         else:
             self._pump()
 
@@ -158,7 +170,7 @@ class Sender:
             plan = plan_writes(frames, self._batch_rows)
             chunk = Chunk(frames, sum(len(b.rows) for b in plan.batches), plan.days)
             requests = [self._reading_batch(b.source, b.day, b.rows) for b in plan.batches]
-            requests += self._latest_batches(plan.latest)
+            self._merge_latest(plan.latest)
             requests += [self._statements.source_day.bind((day, source))
                          for source, day in plan.days if (source, day) not in self._known_days]
             chunk.remaining = len(requests)
@@ -178,7 +190,21 @@ class Sender:
         batch.is_idempotent = True
         return batch
 
-    def _latest_batches(self, latest) -> list[Statement]:
+    def _merge_latest(self, rows: list[LatestRow]) -> None:
+        for row in rows:
+            current = self._latest.get((row.source, row.metric))
+            if current is None or row.ts_ms >= current.ts_ms:
+                self._latest[(row.source, row.metric)] = row
+
+    def _flush_latest(self) -> None:
+        rows, self._latest = list(self._latest.values()), {}
+        self._latest_flushed = time.monotonic()
+        batches = self._latest_batches(rows)
+        self._outstanding += len(batches)
+        self._ready.extend(Request(0.0, batch, None) for batch in batches)
+        self._pump()
+
+    def _latest_batches(self, latest: list[LatestRow]) -> list[Statement]:
         by_source: dict[str, BatchStatement] = {}
         for row in latest:
             batch = by_source.get(row.source)
@@ -228,6 +254,8 @@ class Sender:
                 self._metrics.cassandra_up.set(1)
                 self._outstanding -= 1
                 chunk = request.chunk
+                if chunk is None:  # a `latest` write
+                    continue
                 chunk.remaining -= 1
                 if chunk.remaining == 0 and not chunk.changes_sent:
                     chunk.changes_sent = True

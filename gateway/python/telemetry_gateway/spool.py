@@ -1,8 +1,8 @@
 """The durable spool: every accepted frame is committed here before it is sent, and removed only after Cassandra
 acknowledged it.
 
-SQLite in WAL mode. One connection, used under a lock: the commit thread appends (group commit) and deletes
-acknowledged frames; the sender reads. Frame ids come from AUTOINCREMENT so they only grow: the sender's cursor
+SQLite in WAL mode. The commit thread writes through one connection (group commit: appends and deletes of
+acknowledged frames); the sender reads through its own, so a commit waiting for fsync never stalls the reads. Frame ids come from AUTOINCREMENT so they only grow: the sender's cursor
 never skips a frame even after the spool was emptied.
 
 Durability ("fsync" policy):
@@ -66,6 +66,8 @@ class Spool:
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._reader_lock = threading.Lock()
         # The cap is SQLite's own: past it a write fails like on a full disk, so one path handles both.
         self._max_pages = max(16, max_bytes // self._page_size)
         self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
@@ -113,8 +115,8 @@ class Spool:
 
     def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
         """The oldest frames with an id above after_id."""
-        with self._lock:
-            rows = self._db.execute("SELECT id, source, ts_ms, vals, received_ms FROM frames WHERE id > ? "
+        with self._reader_lock:
+            rows = self._reader.execute("SELECT id, source, ts_ms, vals, received_ms FROM frames WHERE id > ? "
                                     "ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
         return [SpooledFrame(i, s, ts, tuple((k, float(v)) for k, v in json.loads(vals)), received)
                 for i, s, ts, vals, received in rows]
@@ -134,6 +136,8 @@ class Spool:
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def close(self) -> None:
+        with self._reader_lock:
+            self._reader.close()
         with self._lock:
             try:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
