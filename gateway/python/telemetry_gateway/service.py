@@ -76,10 +76,13 @@ class Gateway:
               spooled_frames=self.spool.depth, fsync=self.config.spool.fsync,
               metrics=self.config.metrics.listen or "off")
         notifier.notify("READY=1")
-        last_watchdog = 0.0
+        last_watchdog = last_size = 0.0
         while not self._stop.wait(0.2):
             now = time.monotonic()
             self.metrics.spool_frames.set(self.spool.depth)
+            if now - last_size >= 1.0:
+                self.metrics.spool_bytes.set(self.spool.used_bytes())
+                last_size = now
             healthy = now - self.ingest.heartbeat < STALL_S and now - self.sender.heartbeat < STALL_S
             if notifier.watchdog_interval_s and healthy and now - last_watchdog >= notifier.watchdog_interval_s:
                 notifier.notify(f"WATCHDOG=1\nSTATUS=spooled {self.spool.depth} frames")
