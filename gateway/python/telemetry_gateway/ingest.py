@@ -25,7 +25,7 @@ GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and
 # After the first frame of a group, wait this long for more: one commit (and fsync) per few ms instead of one per
 # frame at low rates, for at most this much added latency.
 GROUP_LINGER_S = 0.005
-QUEUE_FRAMES = 20_000
+QUEUE_FRAMES = 5_000  # frames between readers and the spool; full = readers wait (back-pressure)
 
 
 @dataclass(frozen=True)
