@@ -16,7 +16,7 @@ def main(argv):
     from telemetry_analytics.job_options import parse_daily
     from telemetry_analytics.local_days import zone
     from telemetry_analytics.selection import partition_keys, targets_for_days, utc_days_of
-    from telemetry_analytics.spark_session import start
+    from telemetry_analytics.spark_session import start, stop
 
     opts = parse_daily(argv)
     tz = zone(opts.tz)
@@ -43,7 +43,7 @@ def main(argv):
     best = {k: min(v) for k, v in timings.items()}
     print(f"BENCH_READ rows={rows} partitions={len(keys)} plain_s={best['plain']:.2f} "
           f"aggregate_s={best['aggregate']:.2f}", flush=True)
-    spark.stop()
+    stop(spark)
     return 0
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from .job_options import parse_daily
 from .local_days import zone
 from .selection import (change_buckets, partition_keys, targets_for_days, targets_from_changes, utc_days_of)
-from .spark_session import Timer, log, start
+from .spark_session import Timer, log, start, stop
 
 JOB = "daily"
 UTC = timezone.utc
@@ -90,5 +90,5 @@ def _finish(spark, opts, run_start, work, rows: int, readings_count: int) -> int
     rate = readings_count / seconds if seconds else 0
     log(JOB, f"done: {rows} summary rows from {readings_count} readings; work {seconds:.1f} s "
              f"({rate:,.0f} readings/s)")
-    spark.stop()
+    stop(spark)
     return 0

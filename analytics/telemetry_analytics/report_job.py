@@ -13,7 +13,7 @@ from .report_config import load_config
 from .report_model import build_report, record_keys
 from .report_render import html, markdown, summary
 from .selection import partition_keys, targets_for_days, utc_days_of
-from .spark_session import Timer, log, start
+from .spark_session import Timer, log, start, stop
 
 JOB = "report"
 UTC = timezone.utc
@@ -105,5 +105,5 @@ def main(argv: list[str]) -> int:
     log(JOB, f"done in {work.seconds():.1f} s (work): {sum(s['readings'] for s in report['sources'])} readings")
     print(f"HTML report: {page.resolve()}", flush=True)
     print(f"Markdown report: {(opts.out / 'report.md').resolve()}", flush=True)
-    spark.stop()
+    stop(spark)
     return 0
