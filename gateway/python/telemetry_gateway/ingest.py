@@ -45,6 +45,7 @@ class Ingest:
                                 last_receipt=spool.last_receipt_stamps())
         self._interval_fsync_s = config.spool.fsync_interval_ms / 1000 if config.spool.fsync == "interval" else None
         self._drop_oldest = config.spool.when_full == "drop_oldest"
+        self._group_limit = GROUP_MAX  # halved while the spool is full, so a group never needs more than the room left
         self._acked: list[int] = []
         self._acked_lock = threading.Lock()
         self._stop = threading.Event()
@@ -72,9 +73,12 @@ class Ingest:
             with self._acked_lock:
                 acked, self._acked = self._acked, []
             if pending or acked:
-                if self._commit(pending, acked, stamps):
-                    pending, stamps = [], {}
+                group = pending[:self._group_limit]
+                if self._commit(group, acked, stamps):
+                    pending, stamps = pending[len(group):], {}
+                    self._group_limit = min(GROUP_MAX, self._group_limit * 2)
                 else:
+                    self._group_limit = max(1, len(group) // 2)
                     with self._acked_lock:
                         self._acked[:0] = acked
                     if stopping:

@@ -15,6 +15,7 @@ Durability ("fsync" policy):
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -109,9 +110,14 @@ class Spool:
                     self._db.execute("ROLLBACK")
                 message = str(error)
                 if isinstance(error, OSError) or "full" in message or "disk I/O" in message:
-                    raise SpoolFull(message, cap_reached=self._used_pages() >= self._max_pages - 8) from error
+                    raise SpoolFull(message, cap_reached=self._disk_has_room()) from error
                 raise
         self.depth += len(rows) - deleted
+
+    def _disk_has_room(self) -> bool:
+        """SQLite says "database or disk is full" for both; the disk's own free space tells which."""
+        stats = os.statvfs(self.path.parent)
+        return stats.f_bavail * stats.f_frsize > 4 * 1024 * 1024
 
     def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
         """The oldest frames with an id above after_id."""

@@ -75,3 +75,51 @@ def test_unit_file_verifies(tmp_path):
     result = subprocess.run(["systemd-analyze", "verify", str(local)], capture_output=True, text=True, timeout=60)
     problems = [line for line in result.stderr.splitlines() if "telemetry-gateway.service" in line]
     assert result.returncode == 0 and not problems, result.stderr
+
+
+def scrape(port: int) -> dict[str, float]:
+    import urllib.request
+    from prometheus_client.parser import text_string_to_metric_families
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+    except OSError:
+        return {}
+    return {s.name + str(sorted(s.labels.items())): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+@pytest.mark.parametrize("policy", ["pause", "drop_oldest"])
+def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
+    from telemetry_gateway.simulate import SimulationSpec, simulated_lines
+    frames = tmp_path / "frames.txt"
+    frames.write_bytes(b"".join(simulated_lines(SimulationSpec(sources=3, count=12_000), 1_780_000_000_000)))  # > queue + spool
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_SPOOL_MAX_MB="0.1",
+               TELEMETRY_SPOOL_WHEN_FULL=policy, TELEMETRY_METRICS_LISTEN=f"127.0.0.1:{port}")
+    process = subprocess.Popen([*GATEWAY, "run", "--input", str(frames), "--spool", str(tmp_path / "s.sqlite")],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        full = "telemetry_gateway_spool_full_total[('kind', 'cap')]"
+        deadline = time.monotonic() + 30
+        while scrape(port).get(full, 0) < 3:
+            assert process.poll() is None, process.stdout.read().decode()
+            assert time.monotonic() < deadline, "the spool never reported full"
+            time.sleep(0.2)
+        metrics = scrape(port)
+        dropped = metrics.get("telemetry_gateway_spool_dropped_frames_total[]", 0)
+        if policy == "pause":
+            assert dropped == 0
+            read = metrics["telemetry_gateway_lines_read_total[('input', '%s')]" % frames]
+            time.sleep(1)
+            assert scrape(port)["telemetry_gateway_lines_read_total[('input', '%s')]" % frames] == read < 12_000  # reading paused
+        else:
+            assert dropped > 0
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = process.stdout.read().decode()
+    assert "event=spool_full" in log and "Traceback" not in log
