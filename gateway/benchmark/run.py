@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cassandra.cluster import Cluster
@@ -100,7 +97,7 @@ class Run:
         first = next(((t, r) for t, r in self.samples if r > 0), None)
         if not moving or first is None:
             return 0.0
-        (t0, r0), (t1, r1) = first, moving[-1]
+        (t0, _), (t1, r1) = first, moving[-1]
         before = max((r for t, r in self.samples if t < t0), default=0.0)
         return (r1 - before) / max(t1 - t0 + 0.25, 1e-9)
 

@@ -75,6 +75,7 @@ class Sender:
         self._known_days: set[tuple[str, date]] = set()
         self._latest: dict[tuple[str, str], LatestRow] = {}
         self._latest_flushed = time.monotonic()
+        self._connect_attempts = 0
         self._cursor = 0  # highest spool id taken; everything above it is new
         self._outstanding = 0  # requests of taken chunks not yet succeeded (ready, in flight or awaiting retry)
         self._in_flight = 0  # requests sent and not yet answered
@@ -119,8 +120,6 @@ class Sender:
         finally:
             if self._cluster is not None:
                 self._cluster.shutdown()
-
-    _connect_attempts = 0
 
     def _connect(self) -> bool:
         self._connect_attempts += 1

@@ -8,7 +8,7 @@ arriving within one millisecond would otherwise share a primary key and overwrit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date
 
 DAY_MS = 86_400_000
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -43,7 +43,3 @@ class Stamper:
 def utc_day(ts_ms: int) -> date:
     """The UTC date of a Unix-millisecond timestamp (the `day` of a readings partition)."""
     return date.fromordinal(_EPOCH_ORDINAL + ts_ms // DAY_MS)
-
-
-def to_datetime(ts_ms: int) -> datetime:
-    return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc)
