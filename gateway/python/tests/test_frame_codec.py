@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from telemetry_gateway.frame import (
-    MAX_LINE_BYTES, Frame, Reject, Status, decode_line, encode_frame, format_value,
+    Frame, Reject, Status, decode_line, encode_frame, format_value,
 )
 
 

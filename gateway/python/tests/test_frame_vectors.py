@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from telemetry_gateway.frame import (
-    REJECT_REASONS, Frame, Reject, Status, crc16_ccitt_false, decode_line, encode_frame,
+    REJECT_REASONS, Frame, Status, crc16_ccitt_false, decode_line, encode_frame,
 )
 
 VECTORS = Path(__file__).resolve().parents[3] / "firmware" / "protocol" / "vectors"
