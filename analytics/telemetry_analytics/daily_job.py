@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 from .job_options import parse_daily
 from .local_days import zone
-from .selection import (change_buckets, partition_keys, targets_for_days, targets_from_changes, utc_days_of)
+from .selection import (change_buckets, days_if_every_source, partition_keys, targets_for_days,
+                        targets_from_changes, utc_days_of)
 from .spark_session import Timer, log, start, stop
 
 JOB = "daily"
@@ -39,6 +40,20 @@ def select_targets(spark, opts, tz, run_start: datetime):
             f"changes since {since:%Y-%m-%dT%H:%M:%SZ} ({len(buckets)} hourly change partitions)")
 
 
+def readings_of_targets(spark, keyspace: str, tz_name: str, targets, keys):
+    """Readings of the partitions `keys`, with their local day, kept when (source, local day) is a target."""
+    from pyspark.sql import functions as F
+
+    from . import cassandra_io as io
+    from .daily_aggregates import with_local_day
+
+    local = with_local_day(io.readings_of_partitions(spark, keyspace, keys), tz_name)
+    days = days_if_every_source(targets)
+    if days is not None:  # a filter in the read's stage: no broadcast of the targets, no join per reading
+        return local.filter(F.col("day").isin(days))
+    return local.join(F.broadcast(io.targets_frame(spark, targets)), ["source", "day"])
+
+
 def main(argv: list[str]) -> int:
     opts = parse_daily(argv)
     tz = zone(opts.tz)
@@ -63,9 +78,7 @@ def main(argv: list[str]) -> int:
                  f"{len({s for s, _ in targets})} source(s), {len(keys)} readings partition(s)")
         if not targets:
             return _finish(spark, opts, run_start, work, 0, 0)
-        readings = io.readings_of_partitions(spark, opts.keyspace, keys)
-        local = with_local_day(readings, opts.tz).join(F.broadcast(io.targets_frame(spark, targets)),
-                                                        ["source", "day"])
+        local = readings_of_targets(spark, opts.keyspace, opts.tz, targets, keys)
     summary = daily_aggregates(local, opts.tz).withColumn("computed_at", F.current_timestamp())
     if opts.explain:
         print(summary._jdf.queryExecution().simpleString(), flush=True)

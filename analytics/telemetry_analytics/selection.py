@@ -43,6 +43,15 @@ def partition_keys(targets: Iterable[Target], tz: ZoneInfo) -> list[PartitionKey
     return sorted({(source, u) for source, day in targets for u in utc_days_of_local_day(day, tz)})
 
 
+def days_if_every_source(targets: Iterable[Target]) -> list[date] | None:
+    """The targets' local days when every source of the targets has all of them (explicit days usually): then,
+    of the partitions partition_keys reads, "local day is one of these" keeps exactly the targets' readings, a
+    plain filter. None otherwise: readings must be matched by (source, local day)."""
+    targets = set(targets)
+    sources, days = {s for s, _ in targets}, sorted({d for _, d in targets})
+    return days if len(targets) == len(sources) * len(days) else None
+
+
 def change_buckets(since: datetime, now: datetime) -> list[datetime]:
     """The hourly day_changes partitions that can hold a write made in [since, now]."""
     hour = since.replace(minute=0, second=0, microsecond=0)

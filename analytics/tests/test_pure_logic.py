@@ -15,7 +15,8 @@ from telemetry_analytics.local_days import (BadInput, hours_in_local_day, local_
 from telemetry_analytics.report_config import ReportConfig, parse_config
 from telemetry_analytics.report_model import build_report, pooled_mean, record_keys
 from telemetry_analytics.report_render import html, markdown, summary
-from telemetry_analytics.selection import change_buckets, partition_keys, targets_for_days, targets_from_changes
+from telemetry_analytics.selection import (change_buckets, days_if_every_source, partition_keys, targets_for_days,
+                                          targets_from_changes)
 from telemetry_analytics.svg_charts import nice_ticks
 
 UTC = timezone.utc
@@ -52,6 +53,20 @@ def test_targets_and_partition_keys():
     assert len(targets_from_changes(changes, None, ZoneInfo("UTC"))) == 2
     assert change_buckets(since, datetime(2026, 4, 1, 12, 0, tzinfo=UTC)) == [
         datetime(2026, 4, 1, h, tzinfo=UTC) for h in (10, 11, 12)]
+
+
+def test_a_day_filter_replaces_the_targets_join_only_when_every_source_has_every_day():
+    # Changes of a on UTC 03-28 and of b on 03-29: a's targets are Zagreb 03-28/29, b's 03-29/30. The partition
+    # (a, UTC 03-29) is read and holds a's readings of local 03-30, a day of the run but not a target of a: only
+    # the (source, day) join drops them, so there is no day filter.
+    changes = [("a", D(2026, 3, 28), None), ("b", D(2026, 3, 29), None)]
+    uneven = targets_from_changes(changes, None, ZAG)
+    assert ("a", D(2026, 3, 29)) in partition_keys(uneven, ZAG) and ("a", D(2026, 3, 30)) not in uneven
+    assert days_if_every_source(uneven) is None
+    rows = [(D(2026, 3, 27), "a"), (D(2026, 3, 28), "a"), (D(2026, 3, 28), "b")]
+    even = targets_for_days([D(2026, 3, 28), D(2026, 3, 29)], rows, ZAG)
+    assert days_if_every_source(even) == [D(2026, 3, 28), D(2026, 3, 29)]
+    assert days_if_every_source(set()) == []
 
 
 @pytest.mark.parametrize("argv, message", [
