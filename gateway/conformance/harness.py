@@ -98,6 +98,7 @@ class GatewayUnderTest:
     config_path: Path
     spool_path: Path
     metrics_port: int
+    ports: tuple[Path, ...] = ()
     process: subprocess.Popen | None = None
     log_path: Path | None = None
 
@@ -129,13 +130,17 @@ listen = "127.0.0.1:{metrics_port}"
 level = "info"
 {extra}
 """)
-        return cls(config, spool, metrics_port, log_path=tmp / "gateway.log")
+        return cls(config, spool, metrics_port, ports=tuple(ports), log_path=tmp / "gateway.log")
 
     def start(self) -> None:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen([*gateway_command(), "run", "--config", str(self.config_path)],
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(lambda: self.metrics_or_none() is not None, 30, "the gateway's metrics endpoint")
+        # Ready to read only once every port is open: like a real serial driver, a port keeps nothing that was
+        # sent while it was closed.
+        for port in self.ports:
+            wait_for(lambda: self.metric("telemetry_gateway_input_up", input=str(port)) == 1, 30, f"{port} open")
 
     def metrics_or_none(self) -> dict[tuple[str, tuple], float] | None:
         if self.process is not None and self.process.poll() is not None:
