@@ -145,16 +145,7 @@ level = "info"
     def metrics_or_none(self) -> dict[tuple[str, tuple], float] | None:
         if self.process is not None and self.process.poll() is not None:
             raise AssertionError(f"gateway exited with {self.process.returncode}:\n{self.log()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=2) as response:
-                text = response.read().decode()
-        except OSError:
-            return None
-        samples = {}
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-        return samples
+        return scrape_metrics(self.metrics_port)
 
     def metric(self, name: str, **labels: str) -> float:
         return (self.metrics_or_none() or {}).get((name, tuple(sorted(labels.items()))), 0.0)
@@ -178,6 +169,17 @@ level = "info"
             return {int(dict(json.loads(vals))["n"]) for (vals,) in db.execute("SELECT vals FROM frames")}
         finally:
             db.close()
+
+
+def scrape_metrics(port: int) -> dict[tuple[str, tuple], float] | None:
+    """A gateway's Prometheus samples as {(name, sorted labels): value}; None while the endpoint does not answer."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
 
 
 def utc_days_around_now() -> list[date]:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness import scrape_metrics
+
 ROOT = Path(__file__).resolve().parents[3]
 GATEWAY = [sys.executable, "-m", "telemetry_gateway"]
 
@@ -77,17 +79,6 @@ def test_unit_file_verifies(tmp_path):
     assert result.returncode == 0 and not problems, result.stderr
 
 
-def scrape(port: int) -> dict[str, float]:
-    import urllib.request
-    from prometheus_client.parser import text_string_to_metric_families
-    try:
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
-    except OSError:
-        return {}
-    return {s.name + str(sorted(s.labels.items())): s.value
-            for f in text_string_to_metric_families(text) for s in f.samples}
-
-
 @pytest.mark.parametrize("policy", ["pause", "drop_oldest"])
 def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
     from telemetry_gateway.simulate import SimulationSpec, simulated_lines
@@ -101,19 +92,20 @@ def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
     process = subprocess.Popen([*GATEWAY, "run", "--input", str(frames), "--spool", str(tmp_path / "s.sqlite")],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        full = "telemetry_gateway_spool_full_total[('kind', 'cap')]"
+        full = ("telemetry_gateway_spool_full_total", (("kind", "cap"),))
+        lines_read = ("telemetry_gateway_lines_read_total", (("input", str(frames)),))
         deadline = time.monotonic() + 30
-        while scrape(port).get(full, 0) < 3:
+        while (scrape_metrics(port) or {}).get(full, 0) < 3:
             assert process.poll() is None, process.stdout.read().decode()
             assert time.monotonic() < deadline, "the spool never reported full"
             time.sleep(0.2)
-        metrics = scrape(port)
-        dropped = metrics.get("telemetry_gateway_spool_dropped_frames_total[]", 0)
+        metrics = scrape_metrics(port)
+        dropped = metrics.get(("telemetry_gateway_spool_dropped_frames_total", ()), 0)
         if policy == "pause":
             assert dropped == 0
-            read = metrics["telemetry_gateway_lines_read_total[('input', '%s')]" % frames]
+            read = metrics[lines_read]
             time.sleep(1)
-            assert scrape(port)["telemetry_gateway_lines_read_total[('input', '%s')]" % frames] == read < 12_000  # reading paused
+            assert scrape_metrics(port)[lines_read] == read < 12_000  # reading paused
         else:
             assert dropped > 0
         process.send_signal(signal.SIGTERM)
