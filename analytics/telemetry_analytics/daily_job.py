@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 from .job_options import parse_daily
 from .local_days import zone
-from .selection import (change_buckets, days_if_every_source, partition_keys, targets_for_days,
-                        targets_from_changes, utc_days_of)
+from .selection import (change_buckets, keep_plan, partition_keys, targets_for_days, targets_from_changes,
+                        utc_days_of)
 from .spark_session import Timer, log, start, stop
 
 JOB = "daily"
@@ -41,17 +41,27 @@ def select_targets(spark, opts, tz, run_start: datetime):
 
 
 def readings_of_targets(spark, keyspace: str, tz_name: str, targets, keys):
-    """Readings of the partitions `keys`, with their local day, kept when (source, local day) is a target."""
+    """Readings of the partitions `keys` with their local day as `day`, only those of a target (source, local
+    day). The cheapest form selection.keep_plan allows: in UTC (the default) the partitions are the targets, so
+    this is the plain read itself; with every source on every day a range filter on ts (no conversion per
+    dropped reading), the local day computed once per kept one; else a broadcast join with the targets."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
     from . import cassandra_io as io
     from .daily_aggregates import with_local_day
 
-    local = with_local_day(io.readings_of_partitions(spark, keyspace, keys), tz_name)
-    days = days_if_every_source(targets)
-    if days is not None:  # a filter in the read's stage: no broadcast of the targets, no join per reading
-        return local.filter(F.col("day").isin(days))
-    return local.join(F.broadcast(io.targets_frame(spark, targets)), ["source", "day"])
+    readings = io.readings_of_partitions(spark, keyspace, keys)
+    keep = keep_plan(targets, zone(tz_name))
+    if keep.kind == "partitions":
+        return readings
+    if keep.kind == "windows":
+        ts = F.col("ts")
+        in_window = reduce(lambda a, b: a | b,
+                           [(ts >= F.lit(start)) & (ts < F.lit(end)) for start, end in keep.windows])
+        return with_local_day(readings.filter(in_window), tz_name)
+    return with_local_day(readings, tz_name).join(F.broadcast(io.targets_frame(spark, targets)), ["source", "day"])
 
 
 def main(argv: list[str]) -> int:

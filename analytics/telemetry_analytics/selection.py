@@ -6,11 +6,12 @@ Pure: callers pass in what they read from source_days / day_changes.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
 from typing import Iterable
 from zoneinfo import ZoneInfo
 
-from .local_days import local_days_of_utc_day, utc_days_of_local_day
+from .local_days import local_day_window, local_days_of_utc_day, utc_days_of_local_day
 
 Target = tuple[str, date]          # (source, local day)
 PartitionKey = tuple[str, date]    # (source, UTC day): the partition key of readings
@@ -50,6 +51,46 @@ def days_if_every_source(targets: Iterable[Target]) -> list[date] | None:
     targets = set(targets)
     sources, days = {s for s, _ in targets}, sorted({d for _, d in targets})
     return days if len(targets) == len(sources) * len(days) else None
+
+
+def is_its_utc_day(day: date, tz: ZoneInfo) -> bool:
+    """The local day is exactly the UTC day of the same date (a zone at UTC+0 that day, without a DST change)."""
+    start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    return local_day_window(day, tz) == (start, start + timedelta(days=1))
+
+
+def windows_of_days(days: Iterable[date], tz: ZoneInfo) -> list[tuple[datetime, datetime]]:
+    """[start, end) UTC instants of the local days, consecutive days merged into one window."""
+    out: list[tuple[datetime, datetime]] = []
+    for day in sorted(set(days)):
+        start, end = local_day_window(day, tz)
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
+@dataclass(frozen=True)
+class Keep:
+    """How the readings of partition_keys(targets) are narrowed to the targets' (source, local day) readings.
+    kind "partitions": every target day is its own UTC day, so the partitions read are the targets themselves:
+      the partition key's day is the local day (readings.day is the UTC date of ts, the table's contract) and no
+      reading needs a filter or a time-zone conversion.
+    kind "windows": every source has every day: readings whose ts is in `windows` (UTC instants), a range filter.
+    kind "join": otherwise readings are matched to the targets by (source, local day)."""
+    kind: str
+    windows: tuple[tuple[datetime, datetime], ...] = ()
+
+
+def keep_plan(targets: Iterable[Target], tz: ZoneInfo) -> Keep:
+    targets = set(targets)
+    if all(is_its_utc_day(day, tz) for day in {d for _, d in targets}):
+        return Keep("partitions")
+    days = days_if_every_source(targets)
+    if days is not None:
+        return Keep("windows", tuple(windows_of_days(days, tz)))
+    return Keep("join")
 
 
 def change_buckets(since: datetime, now: datetime) -> list[datetime]:

@@ -3,10 +3,13 @@ analytics/submit (spark-submit, local[2] unless a test says otherwise) against t
 
 from __future__ import annotations
 
+import math
 import os
+import random
 import subprocess
 import sys
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from conftest import migrate  # noqa: E402  (the root conftest: HOST and the sch
 from telemetry_analytics.loader import CassandraLoader  # noqa: E402
 
 SUBMIT = ANALYTICS / "submit"
+UTC = timezone.utc
 
 
 @pytest.fixture(scope="module")
@@ -66,5 +70,28 @@ def summary_rows(cql, keyspace: str, tz: str) -> dict:
 
 
 def _ms(ts):
-    from datetime import timezone
     return None if ts is None else round(ts.replace(tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def ms(y, mo, d, h=0, mi=0):
+    return int(datetime(y, mo, d, h, mi, tzinfo=UTC).timestamp() * 1000)
+
+
+def thinned(readings, seed):
+    """Drop a few frames at random so gaps differ per day and metric."""
+    rng = random.Random(seed)
+    return [r for r in readings if rng.random() > 0.03]
+
+
+def assert_matches(actual: dict, expected: dict, keys=None):
+    keys = set(expected) if keys is None else keys
+    assert {k for k in actual if k in keys or keys is None} == set(keys)
+    for key in keys:
+        got, want = actual[key], expected[key]
+        for field in ("count", "min", "min_ts", "max", "max_ts", "first_ts", "last_ts", "max_gap_ms"):
+            assert got[field] == want[field], (key, field, got[field], want[field])
+        assert math.isclose(got["mean"], want["mean"], rel_tol=1e-12, abs_tol=1e-12), key
+        if want["stddev"] is None:
+            assert got["stddev"] is None, key
+        else:
+            assert math.isclose(got["stddev"], want["stddev"], rel_tol=1e-9), key

@@ -6,32 +6,19 @@ for an older day, a precise --since-last afterwards, the autumn 25-hour day, and
 
 from __future__ import annotations
 
-import math
-import random
 import re
-from datetime import date, datetime, timezone
+from datetime import date
 
 import pytest
 
 import fixtures  # noqa: F401  (puts analytics/ on sys.path)
 import reference
-from fixtures import keyspace, loader, submit, summary_rows  # noqa: F401  (fixtures)
+from fixtures import assert_matches, keyspace, loader, ms, submit, summary_rows, thinned  # noqa: F401  (fixtures)
 from telemetry_analytics.loader import Reading, greenhouse_readings
 
 pytestmark = pytest.mark.cassandra
 TZ = "Europe/Zagreb"
-UTC = timezone.utc
 SOURCES = ("gh-a", "gh-b")
-
-
-def ms(y, mo, d, h=0, mi=0):
-    return int(datetime(y, mo, d, h, mi, tzinfo=UTC).timestamp() * 1000)
-
-
-def thinned(readings, seed):
-    """Drop a few frames at random so gaps differ per day and metric."""
-    rng = random.Random(seed)
-    return [r for r in readings if rng.random() > 0.03]
 
 
 # UTC 2026-03-27 .. 03-31 (spring change on 03-29) and 10-24 .. 10-26 (autumn change on 10-25), one frame a minute.
@@ -44,20 +31,6 @@ LATE = [Reading("gh-a", "temp_in", ms(2026, 3, 28, 10, 0) + 30_000, -7.5),
         Reading("gh-a", "temp_in", ms(2026, 3, 28, 10, 1) + 30_000, 12.25),
         Reading("gh-a", "humidity", ms(2026, 3, 28, 22, 59) + 59_000, 99.0)]  # 23:59:59 Zagreb time
 SPRING_DAYS = {date(2026, 3, 28), date(2026, 3, 29), date(2026, 3, 30)}
-
-
-def assert_matches(actual: dict, expected: dict, keys=None):
-    keys = set(expected) if keys is None else keys
-    assert {k for k in actual if k in keys or keys is None} == set(keys)
-    for key in keys:
-        got, want = actual[key], expected[key]
-        for field in ("count", "min", "min_ts", "max", "max_ts", "first_ts", "last_ts", "max_gap_ms"):
-            assert got[field] == want[field], (key, field, got[field], want[field])
-        assert math.isclose(got["mean"], want["mean"], rel_tol=1e-12, abs_tol=1e-12), key
-        if want["stddev"] is None:
-            assert got["stddev"] is None, key
-        else:
-            assert math.isclose(got["stddev"], want["stddev"], rel_tol=1e-9), key
 
 
 @pytest.fixture(scope="module")

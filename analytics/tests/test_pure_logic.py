@@ -15,8 +15,8 @@ from telemetry_analytics.local_days import (BadInput, hours_in_local_day, local_
 from telemetry_analytics.report_config import ReportConfig, parse_config
 from telemetry_analytics.report_model import build_report, pooled_mean, record_keys
 from telemetry_analytics.report_render import html, markdown, summary
-from telemetry_analytics.selection import (change_buckets, days_if_every_source, partition_keys, targets_for_days,
-                                          targets_from_changes)
+from telemetry_analytics.selection import (Keep, change_buckets, days_if_every_source, keep_plan, partition_keys,
+                                          targets_for_days, targets_from_changes)
 from telemetry_analytics.svg_charts import nice_ticks
 
 UTC = timezone.utc
@@ -67,6 +67,22 @@ def test_a_day_filter_replaces_the_targets_join_only_when_every_source_has_every
     even = targets_for_days([D(2026, 3, 28), D(2026, 3, 29)], rows, ZAG)
     assert days_if_every_source(even) == [D(2026, 3, 28), D(2026, 3, 29)]
     assert days_if_every_source(set()) == []
+
+
+def test_keep_plan_reads_utc_days_as_they_are_filters_by_window_or_joins():
+    utc, london = ZoneInfo("UTC"), ZoneInfo("Europe/London")
+    two = {("a", D(2026, 1, 30)), ("b", D(2026, 1, 30)), ("a", D(2026, 1, 31))}
+    # A local day that is its own UTC day: the partitions read are the targets, whichever sources have which days.
+    assert keep_plan(two, utc) == Keep("partitions")
+    assert keep_plan(two, london) == Keep("partitions")  # GMT in winter
+    # London's spring-forward day ends at 23:00 UTC: UTC 03-29 also holds an hour of local 03-30.
+    spring = {("a", D(2026, 3, 29)), ("b", D(2026, 3, 29))}
+    assert keep_plan(spring, london) == Keep("windows", ((datetime(2026, 3, 29, tzinfo=UTC),
+                                                           datetime(2026, 3, 29, 23, tzinfo=UTC)),))
+    even = {(s, D(2026, 3, d)) for s in "ab" for d in (28, 29, 31)}  # consecutive days merge into one window
+    utc_hour = lambda d, h: datetime(2026, 3, d, h, tzinfo=UTC)  # noqa: E731
+    assert keep_plan(even, ZAG).windows == ((utc_hour(27, 23), utc_hour(29, 22)), (utc_hour(30, 22), utc_hour(31, 22)))
+    assert keep_plan({("a", D(2026, 3, 28)), ("a", D(2026, 3, 29)), ("b", D(2026, 3, 29))}, ZAG) == Keep("join")
 
 
 @pytest.mark.parametrize("argv, message", [
