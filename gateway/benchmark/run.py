@@ -10,14 +10,16 @@ import argparse
 import os
 import signal
 import subprocess
+import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from cassandra.cluster import Cluster
-from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "gateway" / "conformance"))
+from harness import scrape_metrics  # noqa: E402  (one Prometheus reader for the tests and the benchmark)
+
 WORK = ROOT / ".state" / "bench"
 GATEWAY = [str(ROOT / ".venv" / "bin" / "telemetry-gateway")]
 KEYSPACE = "gateway_bench"
@@ -30,17 +32,10 @@ def sh(*args, **kw) -> subprocess.CompletedProcess:
 
 
 def metrics(port: int) -> dict[str, float]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-            text = r.read().decode()
-    except OSError:
-        return {}
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            key = s.name + ("{" + ",".join(f"{k}={v}" for k, v in sorted(s.labels.items())) + "}" if s.labels else "")
-            out[key] = s.value
-    return out
+    """Unlabelled samples by name, labelled ones as name{k=v,...}."""
+    samples = scrape_metrics(port) or {}
+    return {name + ("{" + ",".join(f"{k}={v}" for k, v in labels) + "}" if labels else ""): value
+            for (name, labels), value in samples.items()}
 
 
 def quantile(samples: dict[str, float], name: str, q: float) -> float:
@@ -58,6 +53,16 @@ def quantile(samples: dict[str, float], name: str, q: float) -> float:
     return lower
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cassandra_pid() -> int:
+    return int((ROOT / ".state" / "cassandra" / "node1" / "cassandra.pid").read_text())
+
+
 class Run:
     """One gateway process; samples its rows_written and peak RSS while it runs."""
 
@@ -68,12 +73,14 @@ class Run:
                                         stderr=open(WORK / f"gateway-{port}.log", "w"),
                                         env={**os.environ, **(env or {})})
         self.peak_rss_kb = 0
+        self.cpu_s = 0.0
         self.samples: list[tuple[float, float]] = []  # (time, rows written)
 
     def sample(self) -> dict[str, float]:
         try:
             status = Path(f"/proc/{self.process.pid}/status").read_text()
             self.peak_rss_kb = max(self.peak_rss_kb, int(status.split("VmHWM:")[1].split()[0]))
+            self.cpu_s = cpu_seconds(self.process.pid)
         except (OSError, IndexError):
             pass
         m = metrics(self.port)
@@ -169,6 +176,38 @@ def bench_backlog(frames_file: Path, frames: int) -> tuple[float, float]:
     return drain.rate(), frames / fill_s
 
 
+def batched_reference(rows: int, batch_rows: int, in_flight: int) -> tuple[float, float]:
+    """The ceiling for any client of this driver here: the readings insert in single-partition UNLOGGED batches of
+    batch_rows rows, all built before the clock starts, sent with in_flight requests. Returns rows/s and
+    Cassandra's CPU µs per row."""
+    from datetime import date
+    from threading import Semaphore
+    from cassandra.query import BatchStatement, BatchType
+    cluster = Cluster(["127.0.0.1"], protocol_version=5)
+    session = cluster.connect(KEYSPACE)
+    insert = session.prepare("INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)")
+    batches = []
+    for b in range(rows // batch_rows):
+        batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+        for r in range(batch_rows):
+            batch.add(insert, (f"ceil{b % 20}", date(2026, 1, 2), ("temp_in", "temp_out", "humidity", "light")[r % 4],
+                               1_767_312_000_000 + b * batch_rows + r, 1.5))
+        batches.append(batch)
+    slots = Semaphore(in_flight)
+    cassandra_cpu = cpu_seconds(cassandra_pid())
+    started = time.monotonic()
+    for batch in batches:
+        slots.acquire()
+        session.execute_async(batch).add_callbacks(lambda _r: slots.release(), lambda _e: slots.release())
+    for _ in range(in_flight):
+        slots.acquire()
+    elapsed = time.monotonic() - started
+    cassandra_cpu = cpu_seconds(cassandra_pid()) - cassandra_cpu
+    cluster.shutdown()
+    done = len(batches) * batch_rows
+    return done / elapsed, cassandra_cpu / done * 1e6
+
+
 def single_row_reference(rows: int, in_flight: int = 256) -> float:
     """The same driver, one prepared INSERT per row, execute_async with a bound on requests in flight."""
     from datetime import date
@@ -215,6 +254,13 @@ def latte_reference(seconds: int) -> float | None:
     return None
 
 
+def gateway_batching() -> tuple[int, int]:
+    """The gateway's default batch_rows and max_in_flight, so the ceiling is measured with the same shape."""
+    from telemetry_gateway.config import load_config
+    config = load_config(None, env={})
+    return config.cassandra.batch_rows, config.cassandra.max_in_flight
+
+
 def main() -> None:
     p = argparse.ArgumentParser(prog="gateway/bench", description=__doc__)
     p.add_argument("--frames", type=int, default=250_000, help="frames for the file run (4 rows each)")
@@ -233,10 +279,14 @@ def main() -> None:
     print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
           "shared with it\n")
 
+    cassandra_cpu = cpu_seconds(cassandra_pid())
     file_run = bench_file(frames_file, args.frames)
+    cassandra_cpu = cpu_seconds(cassandra_pid()) - cassandra_cpu
     file_rate = file_run.rate()
-    print(f"file replay      {args.frames * rows_per_frame:>9,} rows  {file_rate:>9,.0f} rows/s   "
-          f"peak RSS {file_run.peak_rss_kb / 1024:.0f} MB", flush=True)
+    rows = args.frames * rows_per_frame
+    print(f"file replay      {rows:>9,} rows  {file_rate:>9,.0f} rows/s   peak RSS {file_run.peak_rss_kb / 1024:.0f} MB   "
+          f"CPU per row: gateway {file_run.cpu_s / rows * 1e6:.1f} µs, Cassandra {cassandra_cpu / rows * 1e6:.1f} µs",
+          flush=True)
 
     pty_run, _ = bench_pty(args.pty_frames, args.sources, 0, 9302)
     pty_rate = pty_run.rate()
@@ -253,6 +303,10 @@ def main() -> None:
     print(f"spool backlog    {args.frames * rows_per_frame:>9,} rows  drained at {drain_rate:,.0f} rows/s "
           f"(filled at {fill_rate * rows_per_frame:,.0f} rows/s with Cassandra away)", flush=True)
 
+    batch_rows, in_flight = gateway_batching()
+    ceiling, ceiling_cpu = batched_reference(args.reference_rows * 2, batch_rows, in_flight)
+    print(f"reference: Python driver, pre-built batches of {batch_rows} rows, {in_flight} in flight: {ceiling:,.0f} "
+          f"rows/s (Cassandra CPU {ceiling_cpu:.1f} µs per row)", flush=True)
     single = single_row_reference(args.reference_rows)
     print(f"reference: Python driver, single-row execute_async, 256 in flight: {single:,.0f} rows/s", flush=True)
     latte = latte_reference(args.latte_seconds)
@@ -263,6 +317,7 @@ def main() -> None:
     print(f"  gateway file replay / single-row Python inserts: {file_rate / single:.1f}x")
     if latte:
         print(f"  gateway file replay / latte single-row inserts:  {file_rate / latte:.1f}x")
+    print(f"  gateway file replay / pre-built batches:          {file_rate / ceiling:.2f}")
     print(f"  gateway pty / file replay:                        {pty_rate / file_rate:.2f}")
     print(f"  backlog drain / live (file) rate:                 {drain_rate / file_rate:.2f}   (target >= 0.80)")
     print(f"targets: >= 100,000 rows/s: {file_rate:,.0f}; p99 <= 50 ms at 1,000 frames/s: {p99:.1f} ms; "

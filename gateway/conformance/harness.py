@@ -14,6 +14,7 @@ import shlex
 import signal
 import socket
 import sqlite3
+import struct
 import subprocess
 import time
 import tty
@@ -162,11 +163,16 @@ level = "info"
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
 
     def spooled_numbers(self) -> set[int]:
-        """Frame numbers (metric n) in the spool file: what 'reached the spool'."""
-        import json
+        """Frame numbers (metric n) in the spool file: what 'reached the spool'. The spool's format (format 2: metric
+        names as comma-separated text, values as big-endian doubles) is shared by every gateway, so one can take
+        over another's spool."""
         db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
         try:
-            return {int(dict(json.loads(vals))["n"]) for (vals,) in db.execute("SELECT vals FROM frames")}
+            numbers = set()
+            for metrics, vals in db.execute("SELECT metrics, vals FROM frames"):
+                names = metrics.split(",")
+                numbers.add(int(dict(zip(names, struct.unpack(f">{len(names)}d", vals)))["n"]))
+            return numbers
         finally:
             db.close()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .config import Config, ConfigError, load_config, serial_ports
 from .logs import event, setup_logging
+from .spool import SpoolFormatError
 
 DEFAULT_CONFIG = "/etc/telemetry-gateway/gateway.toml"
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"telemetry-gateway: {error}", file=sys.stderr)
         return 2
-    except OSError as error:  # spool folder not creatable and the like
+    except (OSError, SpoolFormatError) as error:  # spool folder not creatable, a spool from a newer version
         event(logging.ERROR, "fatal", error=str(error))
         print(f"telemetry-gateway: {error}", file=sys.stderr)
         return 1

@@ -11,7 +11,8 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from collections import Counter
+from typing import NamedTuple
 
 from .config import Config
 from .frame import Frame
@@ -25,18 +26,19 @@ GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and
 # After the first frame of a group, wait this long for more: one commit (and fsync) per few ms instead of one per
 # frame at low rates, for at most this much added latency.
 GROUP_LINGER_S = 0.005
-QUEUE_FRAMES = 5_000  # frames between readers and the spool; full = readers wait (back-pressure)
+# Reads (up to inputs.READ_CHUNK bytes of frames each, ~250) between readers and the spool; full = readers wait
+# (back-pressure).
+QUEUE_READS = 32
 
 
-@dataclass(frozen=True)
-class Received:
-    frame: Frame
+class Received(NamedTuple):
+    frames: list[Frame]  # the frames of one read
     received_ms: int
 
 
 class Ingest:
     def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled) -> None:
-        self.queue: queue.Queue[Received] = queue.Queue(maxsize=QUEUE_FRAMES)
+        self.queue: queue.Queue[Received] = queue.Queue(maxsize=QUEUE_READS)
         self._spool = spool
         self._metrics = metrics
         self._on_spooled = on_spooled
@@ -46,16 +48,17 @@ class Ingest:
         self._interval_fsync_s = config.spool.fsync_interval_ms / 1000 if config.spool.fsync == "interval" else None
         self._drop_oldest = config.spool.when_full == "drop_oldest"
         self._group_limit = GROUP_MAX  # halved while the spool is full, so a group never needs more than the room left
-        self._acked: list[int] = []
+        self._acked: list[tuple[int, int]] = []  # id ranges
         self._acked_lock = threading.Lock()
         self._stop = threading.Event()
         self._log = RateLimitedLog()
         self.heartbeat = time.monotonic()
 
-    def acknowledge(self, ids: list[int]) -> None:
-        """Called by the sender: these frames are in Cassandra and may leave the spool."""
+    def acknowledge(self, ids: tuple[int, int]) -> None:
+        """Called by the sender: the frames with ids in this inclusive range are in Cassandra and may leave the
+        spool."""
         with self._acked_lock:
-            self._acked.extend(ids)
+            self._acked.append(ids)
 
     def stop(self) -> None:
         self._stop.set()
@@ -93,21 +96,33 @@ class Ingest:
                 last_checkpoint = time.monotonic()
 
     def _collect(self, wait_s: float) -> list[NewFrame]:
-        items: list[Received] = []
+        reads: list[Received] = []
+        frames = 0
         try:
-            items.append(self.queue.get(timeout=wait_s) if wait_s else self.queue.get_nowait())
+            reads.append(self.queue.get(timeout=wait_s) if wait_s else self.queue.get_nowait())
+            frames = len(reads[0].frames)
             until = time.monotonic() + (GROUP_LINGER_S if wait_s else 0)
-            while len(items) < GROUP_MAX:
+            while frames < GROUP_MAX:
                 left = until - time.monotonic()
-                items.append(self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait())
+                reads.append(self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait())
+                frames += len(reads[-1].frames)
         except queue.Empty:
             pass
-        return [f for f in map(self._accept, items) if f is not None]
+        accepted: list[NewFrame] = []
+        formats: Counter[str] = Counter()
+        for frames_of_read, received_ms in reads:
+            for frame in frames_of_read:
+                new = self._accept(frame, received_ms)
+                if new is not None:
+                    accepted.append(new)
+                    formats[frame.format] += 1
+        for kind, count in formats.items():  # the counter once per group, not once per frame
+            self._metrics.frames_accepted.labels(kind).inc(count)
+        return accepted
 
-    def _accept(self, item: Received) -> NewFrame | None:
-        frame = item.frame
+    def _accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
         if frame.seq is not None:
-            verdict = self._seq.observe(frame.source, frame.seq, item.received_ms)
+            verdict = self._seq.observe(frame.source, frame.seq, received_ms)
             if verdict.duplicate:
                 self._metrics.duplicates.labels(frame.source).inc()
                 return None
@@ -118,15 +133,14 @@ class Ingest:
             if verdict.restarted:
                 self._metrics.board_restarts.labels(frame.source).inc()
                 event(logging.INFO, "board_restarted", source=frame.source)
-        stamp = self._stamper.stamp(frame.source, frame.t, item.received_ms)
+        stamp = self._stamper.stamp(frame.source, frame.t, received_ms)
         if stamp.explicit_t_refused:
             self._metrics.time_refused.labels(frame.source).inc()
             self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
-        self._metrics.frames_accepted.labels(frame.format).inc()
-        return NewFrame(frame.source, stamp.ts_ms, item.received_ms, frame.values)
+        return NewFrame.of(frame.source, stamp.ts_ms, received_ms, frame.values)
 
-    def _commit(self, frames: list[NewFrame], acked: list[int], stamps: dict[str, int]) -> bool:
+    def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int]) -> bool:
         try:
             self._spool.commit(frames, acked, stamps)
         except SpoolFull as full:

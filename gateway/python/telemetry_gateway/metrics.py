@@ -27,7 +27,7 @@ class Metrics:
                                         registry=r)
         self.write_latency = Histogram(p + "write_latency_seconds", "Cassandra request latency",
                                        buckets=LATENCY_BUCKETS, registry=r)
-        self.delivery_latency = Histogram(p + "delivery_latency_seconds", "Line received to rows acknowledged",
+        self.delivery_latency = Histogram(p + "delivery_latency_seconds", "Line read to its readings rows acknowledged by Cassandra",
                                           buckets=LATENCY_BUCKETS, registry=r)
         self.cassandra_up = Gauge(p + "cassandra_up", "1 while Cassandra answers writes", registry=r)
         self.input_up = Gauge(p + "input_up", "1 while the input is open", ["input"], registry=r)

@@ -30,9 +30,9 @@ from cassandra.query import BatchStatement, BatchType, Statement
 from .cassandra_session import Statements, prepare
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
-from .row_binding import FastBinder
-from .spool import Spool
-from .write_plan import LatestRow, SpooledFrame, plan_writes
+from .reading_batches import ReadingBatchEncoder
+from .spool import Spool, SpooledFrame
+from .write_plan import LatestRow, plan_writes
 
 
 LATEST_FLUSH_S = 0.5
@@ -40,7 +40,7 @@ LATEST_FLUSH_S = 0.5
 
 @dataclass
 class Chunk:
-    frames: list[SpooledFrame]
+    frames: list[SpooledFrame]  # consecutive in the spool: acknowledged as one id range
     rows: int
     days: list[tuple[str, date]]
     remaining: int = 0
@@ -59,7 +59,7 @@ class Request:
 class Sender:
     def __init__(self, spool: Spool, cluster_factory: Callable[[], Cluster], keyspace: str, batch_rows: int,
                  max_in_flight: int, retry_max_s: float, metrics: Metrics,
-                 on_acked: Callable[[list[int]], None]) -> None:
+                 on_acked: Callable[[tuple[int, int]], None]) -> None:
         self._spool = spool
         self._cluster_factory = cluster_factory
         self._keyspace = keyspace
@@ -127,8 +127,7 @@ class Sender:
         try:
             session = cluster.connect(self._keyspace)
             self._statements = prepare(session)
-            # source, day and metric repeat from row to row: serialize them once
-            self._reading_binder = FastBinder(self._statements.reading, cluster.protocol_version, (0, 1, 2))
+            self._reading_batches = ReadingBatchEncoder(self._statements.reading, cluster.protocol_version)
         except Exception as error:  # unreachable, auth, schema missing: retried; the spool keeps the frames
             cluster.shutdown()
             self._metrics.cassandra_up.set(0)
@@ -167,8 +166,8 @@ class Sender:
                 break
             self._cursor = frames[-1].id
             plan = plan_writes(frames, self._batch_rows)
-            chunk = Chunk(frames, sum(len(b.rows) for b in plan.batches), plan.days)
-            requests = [self._reading_batch(b.source, b.day, b.rows) for b in plan.batches]
+            chunk = Chunk(frames, sum(b.rows for b in plan.batches), plan.days)
+            requests = [self._reading_batches.batch(b.source, b.day, b.frames) for b in plan.batches]
             self._merge_latest(plan.latest)
             requests += [self._statements.source_day.bind((day, source))
                          for source, day in plan.days if (source, day) not in self._known_days]
@@ -180,14 +179,6 @@ class Sender:
     def _pump(self) -> None:
         while self._ready and self._in_flight < self._max_in_flight:
             self._send(self._ready.popleft())
-
-    def _reading_batch(self, source: str, day: date, rows: list[tuple[str, int, float]]) -> Statement:
-        batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-        bind = self._reading_binder.bind
-        for metric, ts_ms, value in rows:
-            batch.add(bind((source, day, metric, ts_ms, value)))  # an int timestamp is taken as milliseconds
-        batch.is_idempotent = True
-        return batch
 
     def _merge_latest(self, rows: list[LatestRow]) -> None:
         for row in rows:
@@ -257,6 +248,7 @@ class Sender:
                     continue
                 chunk.remaining -= 1
                 if chunk.remaining == 0 and not chunk.changes_sent:
+                    self._readings_written(chunk)
                     chunk.changes_sent = True
                     chunk.remaining = 1
                     self._outstanding += 1
@@ -276,11 +268,14 @@ class Sender:
         self._metrics.requests_in_flight.set(self._in_flight)
 
     def _acknowledge(self, chunk: Chunk) -> None:
+        """The chunk's readings and its day_changes are written: its frames may leave the spool."""
         self._known_days.update(chunk.days)
-        ids = [f.id for f in chunk.frames]
-        self._on_acked(ids)
+        self._on_acked((chunk.frames[0].id, chunk.frames[-1].id))
+
+    def _readings_written(self, chunk: Chunk) -> None:
         self._metrics.rows_written.inc(chunk.rows)
-        self._metrics.frames_written.inc(len(ids))
+        self._metrics.frames_written.inc(len(chunk.frames))
         now_ms = time.time() * 1000
+        observe = self._metrics.delivery_latency.observe
         for frame in chunk.frames:
-            self._metrics.delivery_latency.observe(max(0.0, (now_ms - frame.received_ms) / 1000))
+            observe(max(0.0, (now_ms - frame.received_ms) / 1000))

@@ -7,13 +7,12 @@ has the same source and seq as one seen moments ago; a seq seen long ago is a wr
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .frame import SEQ_MODULUS
 
 
-@dataclass(frozen=True)
-class SeqVerdict:
+class SeqVerdict(NamedTuple):  # one per frame: a tuple is the cheapest immutable record
     duplicate: bool
     missing: int  # frames lost between the previous frame of this source and this one
     restarted: bool  # seq went back to 0: the board rebooted (not counted as loss)

@@ -18,19 +18,23 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from .write_plan import SpooledFrame
+from .reading_values import pack_values, unpack_values
 
-SCHEMA = """
+FORMAT_VERSION = 2  # PRAGMA user_version; 1 (or 0) stored the values as JSON text
+FRAMES_TABLE = """
 CREATE TABLE IF NOT EXISTS frames (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     source TEXT NOT NULL,
     ts_ms INTEGER NOT NULL,
     received_ms INTEGER NOT NULL,
-    vals TEXT NOT NULL  -- JSON [[metric, value], ...]
+    metrics TEXT NOT NULL,  -- metric names, comma-separated, in the frame's order
+    vals BLOB NOT NULL      -- their values, big-endian doubles (reading_values)
 );
+"""
+SCHEMA = FRAMES_TABLE + """
 -- The last receipt timestamp given to each source, committed with its frames: after a restart new stamps
 -- continue above it, so a new frame never takes the key (source, ts) of one stamped before the restart.
 CREATE TABLE IF NOT EXISTS receipt_stamps (
@@ -48,12 +52,33 @@ class SpoolFull(Exception):
         self.cap_reached = cap_reached
 
 
-@dataclass(frozen=True)
-class NewFrame:
+class SpoolFormatError(Exception):
+    """The spool file was written by a newer gateway: refuse it rather than misread it."""
+
+
+class NewFrame(NamedTuple):  # a tuple, in the column order of the INSERT
     source: str
     ts_ms: int
     received_ms: int
-    values: tuple[tuple[str, float], ...]
+    metrics: str
+    vals: bytes
+
+    @classmethod
+    def of(cls, source: str, ts_ms: int, received_ms: int, values: tuple[tuple[str, float], ...]) -> NewFrame:
+        return cls(source, ts_ms, received_ms, *pack_values(values))
+
+
+class SpooledFrame(NamedTuple):
+    id: int  # spool row id, only ever growing
+    source: str
+    ts_ms: int
+    received_ms: int  # when the line was read, for the delivery-latency metric
+    metrics: str
+    vals: bytes
+
+    @property
+    def values(self) -> tuple[tuple[str, float], ...]:
+        return unpack_values(self.metrics, self.vals)
 
 
 class Spool:
@@ -65,7 +90,9 @@ class Spool:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
         self._db.execute("PRAGMA busy_timeout=5000")
+        self._upgrade_format()
         self._db.executescript(SCHEMA)
+        self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._reader_lock = threading.Lock()
@@ -73,6 +100,24 @@ class Spool:
         self._max_pages = max(16, max_bytes // self._page_size)
         self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
         self.depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
+
+    def _upgrade_format(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > FORMAT_VERSION:
+            raise SpoolFormatError(f"{self.path} is spool format {version}; this gateway reads up to "
+                                   f"{FORMAT_VERSION}: upgrade the gateway or move the file away")
+        columns = [row[1] for row in self._db.execute("PRAGMA table_info(frames)")]
+        if columns and "metrics" not in columns:  # format 1: values as JSON text; converted once, in place
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("ALTER TABLE frames RENAME TO frames_format1")
+            self._db.execute(FRAMES_TABLE)
+            old = self._db.execute("SELECT id, source, ts_ms, received_ms, vals FROM frames_format1").fetchall()
+            self._db.executemany("INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)",
+                                 [(i, s, ts, r, *pack_values(tuple((k, float(v)) for k, v in json.loads(vals))))
+                                  for i, s, ts, r, vals in old])
+            self._db.execute("DROP TABLE frames_format1")
+            self._db.execute("COMMIT")
 
     def used_bytes(self) -> int:
         with self._lock:
@@ -86,21 +131,21 @@ class Spool:
         with self._lock:
             return dict(self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps"))
 
-    def commit(self, frames: list[NewFrame], acked_ids: list[int],
+    def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                receipt_stamps: dict[str, int] | None = None) -> None:
-        """One transaction: delete acknowledged frames, append new ones, record the sources' last receipt stamps.
-        Raises SpoolFull when there is no room."""
-        rows = [(f.source, f.ts_ms, f.received_ms, json.dumps(f.values, separators=(",", ":"))) for f in frames]
+        """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
+        last receipt stamps. Raises SpoolFull when there is no room."""
+        rows = frames
         with self._lock:
             before = self._db.total_changes
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                if acked_ids:
-                    self._db.executemany("DELETE FROM frames WHERE id = ?", ((i,) for i in acked_ids))
+                if acked:
+                    self._db.executemany("DELETE FROM frames WHERE id BETWEEN ? AND ?", acked)
                 deleted = self._db.total_changes - before
                 if rows:
-                    self._db.executemany("INSERT INTO frames (source, ts_ms, received_ms, vals) VALUES (?, ?, ?, ?)",
-                                         rows)
+                    self._db.executemany("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) "
+                                         "VALUES (?, ?, ?, ?, ?)", rows)
                 if receipt_stamps:
                     self._db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
                                          receipt_stamps.items())
@@ -122,10 +167,9 @@ class Spool:
     def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
         """The oldest frames with an id above after_id."""
         with self._reader_lock:
-            rows = self._reader.execute("SELECT id, source, ts_ms, vals, received_ms FROM frames WHERE id > ? "
-                                    "ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
-        return [SpooledFrame(i, s, ts, tuple((k, float(v)) for k, v in json.loads(vals)), received)
-                for i, s, ts, vals, received in rows]
+            rows = self._reader.execute("SELECT id, source, ts_ms, received_ms, metrics, vals FROM frames "
+                                        "WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
+        return list(map(SpooledFrame._make, rows))
 
     def drop_oldest(self, count: int) -> int:
         """Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many."""

@@ -7,15 +7,14 @@ arriving within one millisecond would otherwise share a primary key and overwrit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from datetime import date
 
 DAY_MS = 86_400_000
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
-@dataclass(frozen=True)
-class Stamp:
+class Stamp(NamedTuple):  # one per frame: a tuple is the cheapest immutable record
     ts_ms: int
     explicit_t_refused: bool  # the frame carried a t outside the plausible window
 

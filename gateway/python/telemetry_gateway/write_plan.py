@@ -10,24 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from .timestamps import utc_day
-
-
-@dataclass(frozen=True)
-class SpooledFrame:
-    id: int  # spool row id: acknowledging it removes the frame from the spool
-    source: str
-    ts_ms: int
-    values: tuple[tuple[str, float], ...]
-    received_ms: int = 0  # when the line was read, for the delivery-latency metric
+from .reading_values import DOUBLE_BYTES
+from .spool import SpooledFrame
+from .timestamps import DAY_MS, utc_day
 
 
 @dataclass
 class ReadingBatch:
     source: str
     day: date
-    rows: list[tuple[str, int, float]] = field(default_factory=list)  # (metric, ts_ms, value)
-    frame_ids: list[int] = field(default_factory=list)
+    frames: list[SpooledFrame] = field(default_factory=list)
+    rows: int = 0  # readings in the batch: the frames' values
 
 
 @dataclass(frozen=True)
@@ -46,20 +39,27 @@ class WritePlan:
 
 
 def plan_writes(frames: list[SpooledFrame], batch_rows: int) -> WritePlan:
-    open_batches: dict[tuple[str, date], ReadingBatch] = {}
+    open_batches: dict[tuple[str, int], ReadingBatch] = {}
     batches: list[ReadingBatch] = []
-    newest: dict[tuple[str, str], LatestRow] = {}
+    newest: dict[tuple[str, str], SpooledFrame] = {}  # per (source, metric names): frames share a few layouts
     for frame in frames:
-        key = (frame.source, utc_day(frame.ts_ms))
+        key = (frame.source, frame.ts_ms // DAY_MS)
+        rows = len(frame.vals) // DOUBLE_BYTES
         batch = open_batches.get(key)
-        if batch is None or (batch.rows and len(batch.rows) + len(frame.values) > batch_rows):
-            batch = ReadingBatch(*key)
-            open_batches[key] = batch
+        if batch is None or (batch.rows and batch.rows + rows > batch_rows):
+            batch = open_batches[key] = ReadingBatch(frame.source, utc_day(frame.ts_ms))
             batches.append(batch)
-        batch.frame_ids.append(frame.id)
+        batch.frames.append(frame)
+        batch.rows += rows
+        layout = (frame.source, frame.metrics)
+        current = newest.get(layout)
+        if current is None or frame.ts_ms >= current.ts_ms:
+            newest[layout] = frame
+    latest: dict[tuple[str, str], LatestRow] = {}
+    for frame in sorted(newest.values(), key=lambda f: f.id):  # on equal times the later frame wins
         for metric, value in frame.values:
-            batch.rows.append((metric, frame.ts_ms, value))
-            current = newest.get((frame.source, metric))
+            current = latest.get((frame.source, metric))
             if current is None or frame.ts_ms >= current.ts_ms:
-                newest[(frame.source, metric)] = LatestRow(frame.source, metric, frame.ts_ms, value)
-    return WritePlan(batches, list(newest.values()), list(open_batches))
+                latest[(frame.source, metric)] = LatestRow(frame.source, metric, frame.ts_ms, value)
+    days = list(dict.fromkeys((b.source, b.day) for b in batches))
+    return WritePlan(batches, list(latest.values()), days)

@@ -7,7 +7,9 @@ from hypothesis import given, strategies as st
 from telemetry_gateway.line_assembler import DEFAULT_LIMIT, LineAssembler
 from telemetry_gateway.seq_tracker import SeqTracker, SeqVerdict
 from telemetry_gateway.timestamps import DAY_MS, Stamper, utc_day
-from telemetry_gateway.write_plan import SpooledFrame, plan_writes
+from telemetry_gateway.reading_values import pack_values
+from telemetry_gateway.spool import SpooledFrame
+from telemetry_gateway.write_plan import plan_writes
 
 
 # --- line assembly -------------------------------------------------------------------------------------------
@@ -98,7 +100,7 @@ def test_utc_day():
 
 # --- write planning ------------------------------------------------------------------------------------------
 def frame(i, source, ts, **values):
-    return SpooledFrame(i, source, ts, tuple(values.items()))
+    return SpooledFrame(i, source, ts, 0, *pack_values(tuple((k, float(v)) for k, v in values.items())))
 
 
 def test_batches_group_by_partition_and_never_split_a_frame():
@@ -106,18 +108,37 @@ def test_batches_group_by_partition_and_never_split_a_frame():
     frames = [frame(1, "G", midnight - 1, a=1, b=2), frame(2, "G", midnight, a=3, b=4),
               frame(3, "H", midnight, a=5), frame(4, "G", midnight + 1, a=6, b=7), frame(5, "G", midnight + 2, a=8)]
     plan = plan_writes(frames, batch_rows=4)
-    summary = [(b.source, b.day.isoformat(), b.frame_ids, len(b.rows)) for b in plan.batches]
+    summary = [(b.source, b.day.isoformat(), [f.id for f in b.frames], b.rows) for b in plan.batches]
     assert summary == [("G", "2026-03-28", [1], 2), ("G", "2026-03-29", [2, 4], 4), ("H", "2026-03-29", [3], 1),
                        ("G", "2026-03-29", [5], 1)]
     assert sorted(plan.days) == [("G", date(2026, 3, 28)), ("G", date(2026, 3, 29)), ("H", date(2026, 3, 29))]
 
 
 def test_latest_takes_the_newest_reading_whatever_the_order():
-    plan = plan_writes([frame(1, "G", 200, a=2.0), frame(2, "G", 100, a=1.0, b=5.0)], batch_rows=100)
+    plan = plan_writes([frame(1, "G", 200, a=2.0), frame(2, "G", 100, a=1.0, b=5.0), frame(3, "G", 150, b=6.0),
+                        frame(4, "H", 50, a=9.0)], batch_rows=100)
     latest = {(r.source, r.metric): (r.ts_ms, r.value) for r in plan.latest}
-    assert latest == {("G", "a"): (200, 2.0), ("G", "b"): (100, 5.0)}
+    assert latest == {("G", "a"): (200, 2.0), ("G", "b"): (150, 6.0), ("H", "a"): (50, 9.0)}
+
+
+def test_on_equal_times_the_later_frame_is_latest():
+    plan = plan_writes([frame(1, "G", 100, a=1.0, b=1.0), frame(2, "G", 100, a=2.0)], batch_rows=100)
+    assert {(r.metric, r.value) for r in plan.latest} == {("a", 2.0), ("b", 1.0)}
+
+
+@given(st.lists(st.tuples(st.sampled_from("GH"), st.integers(0, 3 * DAY_MS),
+                          st.dictionaries(st.sampled_from(["a", "b", "c"]), st.floats(-1e6, 1e6), min_size=1)),
+                max_size=40),
+       st.integers(1, 6))
+def test_plan_keeps_every_reading_once_in_its_partition(spec, batch_rows):
+    frames = [frame(i + 1, source, ts, **values) for i, (source, ts, values) in enumerate(spec)]
+    plan = plan_writes(frames, batch_rows)
+    planned = [(f.id, b.source, b.day) for b in plan.batches for f in b.frames]
+    assert sorted(planned) == [(f.id, f.source, utc_day(f.ts_ms)) for f in frames]
+    assert all(b.rows <= batch_rows or len(b.frames) == 1 for b in plan.batches)
+    assert all(b.rows == sum(len(f.values) for f in b.frames) for b in plan.batches)
 
 
 def test_a_frame_larger_than_a_batch_gets_its_own():
     plan = plan_writes([frame(1, "G", 1, **{f"m{i}": i for i in range(7)}), frame(2, "G", 2, a=1)], batch_rows=5)
-    assert [len(b.rows) for b in plan.batches] == [7, 1]
+    assert [b.rows for b in plan.batches] == [7, 1]

@@ -72,3 +72,19 @@ def test_a_corrupted_byte_never_yields_a_different_frame(data):
     if isinstance(result, Frame):
         assert result == decode_line(line)
 
+
+
+# The common-frame shortcut must agree with the numbered steps on every line, valid or not.
+_pairs = st.lists(st.tuples(st.sampled_from(["t", "a", "temp_in", "b2", "A", "x" * 17]),
+                            st.sampled_from(["1", "-2.5", "+0.0", "1e3", "12345678901234567", "", "1."])),
+                  max_size=4)
+
+
+@given(st.sampled_from(["T1", "T2", "T1 "]), st.sampled_from(["G", "sim_1", "bad source", "x" * 33]),
+       st.sampled_from(["0", "65535", "65536", "99999", "007"]), _pairs, st.booleans())
+def test_the_common_frame_shortcut_agrees_with_the_steps(version, source, seq, pairs, good_crc):
+    from telemetry_gateway.frame import _decode_v1, _decode_v1_steps, crc16_ccitt_false
+    body = ",".join([version, source, seq] + [f"{k}={v}" for k, v in pairs]).encode()
+    crc = crc16_ccitt_false(body) ^ (0 if good_crc else 1)
+    frame = b"$" + body + b"*" + f"{crc:04X}".encode()
+    assert _decode_v1(frame) == _decode_v1_steps(frame)

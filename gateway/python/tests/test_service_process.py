@@ -115,3 +115,29 @@ def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
             process.kill()
     log = process.stdout.read().decode()
     assert "event=spool_full" in log and "Traceback" not in log
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the bug we inject
+def test_a_dead_stage_ends_the_gateway_with_status_1_for_a_restart(tmp_path, caplog):
+    import gc
+    from telemetry_gateway.config import load_config
+    from telemetry_gateway.service import Gateway
+
+    config = load_config(None, overrides={"spool": {"path": str(tmp_path / "spool.sqlite")},
+                                          "metrics": {"listen": ""}, "cassandra": {"port": 1}})
+    (tmp_path / "lines").write_bytes(b"")
+    gateway = Gateway(config, streams=[str(tmp_path / "lines")])
+
+    def broken_sender():
+        raise RuntimeError("a bug in the sender")
+
+    gateway.sender.run = broken_sender
+    thresholds = gc.get_threshold()
+    try:
+        started = time.monotonic()
+        assert gateway.run() == 1
+        assert time.monotonic() - started < 10
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+    assert "event=stage_died stages=sender" in caplog.text

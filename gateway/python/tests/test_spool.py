@@ -4,11 +4,11 @@ import sqlite3
 
 import pytest
 
-from telemetry_gateway.spool import NewFrame, Spool, SpoolFull
+from telemetry_gateway.spool import FORMAT_VERSION, NewFrame, Spool, SpoolFormatError, SpoolFull
 
 
 def frames(n, start=0, source="G"):
-    return [NewFrame(source, 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i))))
+    return [NewFrame.of(source, 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i))))
             for i in range(start, start + n)]
 
 
@@ -20,7 +20,7 @@ def test_commit_take_ack_and_reopen(tmp_path):
     assert [f.ts_ms for f in taken] == [1000, 1001, 1002]
     assert taken[0].values == (("temp_in", 0.5), ("light", 0.0))
     assert [f.ts_ms for f in spool.take(after_id=taken[-1].id, limit=10)] == [1003, 1004]
-    spool.commit([], [f.id for f in taken])
+    spool.commit([], [(taken[0].id, taken[-1].id)])
     assert spool.depth == 2
     spool.close()
 
@@ -34,7 +34,7 @@ def test_ids_only_grow_even_after_the_spool_emptied(tmp_path):
     spool = Spool(tmp_path / "s.sqlite")
     spool.commit(frames(3), [])
     last = spool.take(0, 10)[-1].id
-    spool.commit([], [f.id for f in spool.take(0, 10)])
+    spool.commit([], [(0, last)])
     spool.commit(frames(1, start=3), [])
     assert spool.take(after_id=last, limit=10)[0].id > last
 
@@ -42,7 +42,7 @@ def test_ids_only_grow_even_after_the_spool_emptied(tmp_path):
 def test_acking_an_unknown_id_does_not_skew_the_depth(tmp_path):
     spool = Spool(tmp_path / "s.sqlite")
     spool.commit(frames(2), [])
-    spool.commit([], [999])
+    spool.commit([], [(999, 1005)])
     assert spool.depth == 2
 
 
@@ -69,3 +69,30 @@ def test_receipt_stamps_survive_a_restart(tmp_path):
     spool.close()  # the process dies; its clock-time successor starts at the same wall time
     resumed = Stamper(60_000, 86_400_000, last_receipt=Spool(path).last_receipt_stamps())
     assert resumed.stamp("G", None, 5_010).ts_ms == burst[-1] + 1  # never reuses a key stamped before
+
+
+def test_a_format_1_spool_is_converted_in_place(tmp_path):
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript("""
+        CREATE TABLE frames (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, ts_ms INTEGER NOT NULL,
+                             received_ms INTEGER NOT NULL, vals TEXT NOT NULL);
+        CREATE TABLE receipt_stamps (source TEXT PRIMARY KEY, last_ts_ms INTEGER NOT NULL);
+        INSERT INTO frames VALUES (7, 'G', 1000, 1001, '[["temp_in",21.5],["light",3]]');
+        INSERT INTO receipt_stamps VALUES ('G', 1000);
+    """)
+    old.commit()
+    old.close()
+    spool = Spool(path)
+    assert [(f.id, f.source, f.ts_ms, f.received_ms, f.values) for f in spool.take(0, 10)] == \
+        [(7, "G", 1000, 1001, (("temp_in", 21.5), ("light", 3.0)))]
+    assert spool.last_receipt_stamps() == {"G": 1000}
+    spool.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
+
+
+def test_a_spool_from_a_newer_gateway_is_refused(tmp_path):
+    path = tmp_path / "new.sqlite"
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {FORMAT_VERSION + 1}")
+    with pytest.raises(SpoolFormatError, match="upgrade the gateway"):
+        Spool(path)
