@@ -25,10 +25,6 @@ from .sender import Sender
 from .spool import Spool
 from .systemd_notify import SystemdNotifier
 
-# The hot path allocates millions of short-lived tuples and lists, none in reference cycles. At the default
-# threshold (700 allocations) the cyclic GC runs thousands of times a second and rescans the rows in flight: it
-# took over a third of the CPU per row. Start-up objects are frozen out of it and collections are made rare.
-GC_THRESHOLDS = (20_000, 5, 5)
 STALL_S = 30.0  # a stage whose loop has not turned for this long is stuck: stop feeding the watchdog
 
 
@@ -71,8 +67,9 @@ class Gateway:
             server, _ = start_http_server(int(port), addr=host or "0.0.0.0", registry=self.metrics.registry)
         signal.signal(signal.SIGTERM, self.request_stop)
         signal.signal(signal.SIGINT, self.request_stop)
+        # Start-up objects (the driver's metadata, modules) live as long as the process: keep them out of every
+        # later GC pass.
         gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
         ingest = threading.Thread(target=self.ingest.run, name="ingest")
         sender = threading.Thread(target=self.sender.run, name="sender")
         ingest.start()
