@@ -57,10 +57,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--status", action="store_true", help="print applied and pending migrations, change nothing")
     p.add_argument("--tls-ca", default=env("TELEMETRY_CASSANDRA_TLS_CA"),
                    help="CA file: connect with TLS and verify the server (env TELEMETRY_CASSANDRA_TLS_CA)")
+    p.add_argument("--tls-cert", default=env("TELEMETRY_CASSANDRA_TLS_CERT"),
+                   help="client certificate for nodes that require one (env TELEMETRY_CASSANDRA_TLS_CERT)")
+    p.add_argument("--tls-key", default=env("TELEMETRY_CASSANDRA_TLS_KEY"),
+                   help="the client certificate's key (env TELEMETRY_CASSANDRA_TLS_KEY)")
     p.add_argument("--lock-wait", type=float, default=60, help="seconds to wait for another run's lock")
     args = p.parse_args(argv)
     if args.readings_ttl is not None and args.readings_ttl < 0:
         p.error("--readings-ttl must be 0 or more seconds")
+    if bool(args.tls_cert) != bool(args.tls_key) or (args.tls_cert and not args.tls_ca):
+        p.error("--tls-cert and --tls-key go together, and with --tls-ca")
     return args
 
 
@@ -82,6 +88,8 @@ def connect(args: argparse.Namespace) -> Cluster:
         auth = PlainTextAuthProvider(os.environ["TELEMETRY_CASSANDRA_USERNAME"],
                                      os.environ.get("TELEMETRY_CASSANDRA_PASSWORD", ""))
     ssl_context = ssl.create_default_context(cafile=args.tls_ca) if args.tls_ca else None
+    if ssl_context and args.tls_cert:
+        ssl_context.load_cert_chain(args.tls_cert, args.tls_key)
     return Cluster(args.hosts.split(","), port=args.port, auth_provider=auth, ssl_context=ssl_context,
                    connect_timeout=10)
 

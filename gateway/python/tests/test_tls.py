@@ -1,0 +1,285 @@
+"""TLS between the gateway and Cassandra, on a real node: node 3 (127.0.0.3, its own cluster and state under
+.state/cassandra-tls) started by deploy/local/cassandra with client-to-node encryption, from throwaway certificates
+made with openssl. First the node only proves who it is; then it also requires a client certificate (a restart)."""
+
+import collections
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.policies import WhiteListRoundRobinPolicy
+
+pytestmark = pytest.mark.cassandra
+
+ROOT = Path(__file__).resolve().parents[3]
+LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
+MIGRATE = ROOT / "schema" / "migrate"
+GATEWAY = shutil.which("telemetry-gateway", path=str(Path(sys.executable).parent))
+NODE, HOST = "3", "127.0.0.3"
+STATE = ROOT / ".state" / "cassandra-tls"  # jars fetched once; node3's data is wiped at each start of the module
+KEYSPACE = "telemetry_tls"
+
+
+class Pki(NamedTuple):
+    node_dir: Path  # for CASSANDRA_CLIENT_TLS_DIR: ca.crt, node.crt/.key, client.crt/.key
+    ca: Path
+    client_cert: Path
+    client_key: Path
+    wrong_ca: Path  # another throwaway CA: it signed neither the node nor the client
+    wrong_client_cert: Path  # a client certificate signed by the wrong CA
+    wrong_client_key: Path
+
+
+def openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=30)
+
+
+def make_ca(folder: Path, name: str) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    key, cert = folder / "ca.key", folder / "ca.crt"
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+            "-subj", f"/CN={name}", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            "-keyout", str(key), "-out", str(cert))
+    return cert, key
+
+
+def make_leaf(folder: Path, name: str, ca: tuple[Path, Path], cn: str, extensions: str) -> None:
+    """folder/name.key (unencrypted PKCS#8, as Cassandra's PEM factory reads it) and folder/name.crt signed by ca."""
+    key, csr, cert, ext = (folder / f"{name}.{suffix}" for suffix in ("key", "csr", "crt", "ext"))
+    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-subj", f"/CN={cn}", "-keyout", str(key), "-out", str(csr))
+    ext.write_text(f"{extensions}\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")
+    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca[0]), "-CAkey", str(ca[1]), "-CAcreateserial",
+            "-days", "2", "-extfile", str(ext), "-out", str(cert))
+    csr.unlink()
+    ext.unlink()
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory) -> Pki:
+    base = tmp_path_factory.mktemp("pki")
+    node_dir, wrong_dir = base / "node", base / "wrong"
+    ca = make_ca(node_dir, "telemetry test CA")
+    make_leaf(node_dir, "node", ca, HOST, f"subjectAltName=IP:{HOST}\nextendedKeyUsage=serverAuth")
+    make_leaf(node_dir, "client", ca, "gateway", "extendedKeyUsage=clientAuth")
+    (node_dir / "ca.key").unlink()  # nothing else gets signed
+    wrong = make_ca(wrong_dir, "some other CA")
+    make_leaf(wrong_dir, "client", wrong, "gateway", "extendedKeyUsage=clientAuth")
+    return Pki(node_dir, ca[0], node_dir / "client.crt", node_dir / "client.key", wrong[0],
+               wrong_dir / "client.crt", wrong_dir / "client.key")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without anybody's TELEMETRY_* or CASSANDRA_* settings, plus extra."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEMETRY_", "CASSANDRA_"))}
+    return {**env, **extra}
+
+
+class TlsNode:
+    """Node 3 with client TLS; `ensure` (re)starts it in the wanted client-auth mode, applying the schema once."""
+
+    def __init__(self, pki: Pki) -> None:
+        self.pki = pki
+        self.require_client_auth: bool | None = None  # None: not started by us
+        self.migrated = False
+
+    def launcher(self, *args: str, require_client_auth: bool = False) -> subprocess.CompletedProcess:
+        env = clean_env(CASSANDRA_STATE_DIR=str(STATE), CASSANDRA_SEEDS=HOST, CASSANDRA_HEAP="512M",
+                        CASSANDRA_CLUSTER_NAME="telemetry-tls-test", CASSANDRA_CLIENT_TLS_DIR=str(self.pki.node_dir),
+                        CASSANDRA_CLIENT_TLS_REQUIRE_CLIENT_AUTH=str(require_client_auth).lower())
+        return subprocess.run([str(LAUNCHER), "--node", NODE, *args], env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    def ensure(self, require_client_auth: bool) -> None:
+        if self.require_client_auth == require_client_auth:
+            return
+        if self.require_client_auth is not None:
+            self.stop()
+        begun = time.monotonic()
+        started = self.launcher("start", require_client_auth=require_client_auth)
+        assert started.returncode == 0, f"node 3 with TLS did not start:\n{started.stdout}\n{started.stderr}"
+        assert f"up: CQL at {HOST}:9042" in started.stdout
+        print(f"node 3 (require_client_auth={require_client_auth}) up in {time.monotonic() - begun:.1f} s")
+        self.require_client_auth = require_client_auth
+        if not self.migrated:
+            tls = ["--tls-ca", str(self.pki.ca)]
+            if require_client_auth:
+                tls += ["--tls-cert", str(self.pki.client_cert), "--tls-key", str(self.pki.client_key)]
+            result = subprocess.run([str(MIGRATE), "--hosts", HOST, "--keyspace", KEYSPACE, *tls], env=clean_env(),
+                                    capture_output=True, text=True, timeout=300)
+            assert result.returncode == 0, result.stdout + result.stderr
+            self.migrated = True
+
+    def stop(self) -> None:
+        stopped = self.launcher("stop")
+        if stopped.returncode != 0:  # still draining after the launcher's timeout: it is ours, end it
+            pidfile = STATE / f"node{NODE}" / "cassandra.pid"
+            if pidfile.exists():
+                try:
+                    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.require_client_auth = None
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+@pytest.fixture(scope="module")
+def node(pki):
+    controller = TlsNode(pki)
+    controller.launcher("stop")  # a node 3 of ours left from an interrupted run would have other certificates
+    shutil.rmtree(STATE / f"node{NODE}", ignore_errors=True)
+    try:
+        yield controller
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def server_tls(node):
+    """The node verifies nobody: TLS proves the node to the client."""
+    node.ensure(require_client_auth=False)
+    return node.pki
+
+
+@pytest.fixture
+def mutual_tls(node):
+    """The node requires a client certificate signed by its CA."""
+    node.ensure(require_client_auth=True)
+    return node.pki
+
+
+def gateway(tmp_path: Path, command: str, *args: str, ca: Path | None = None, cert: Path | None = None,
+            key: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    config = tmp_path / "gateway.toml"
+    config.write_text("")  # every setting from the environment, nothing from /etc
+    tls = {"TELEMETRY_CASSANDRA_TLS_CA": str(ca or ""), "TELEMETRY_CASSANDRA_TLS_CERT": str(cert or ""),
+           "TELEMETRY_CASSANDRA_TLS_KEY": str(key or "")}
+    env = clean_env(TELEMETRY_CASSANDRA_HOSTS=HOST, TELEMETRY_CASSANDRA_KEYSPACE=KEYSPACE,
+                    TELEMETRY_METRICS_LISTEN="", TELEMETRY_SPOOL_PATH=str(tmp_path / "spool.sqlite"), **tls)
+    return subprocess.run([GATEWAY, command, "--config", str(config), *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def check_ok(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"cassandra {HOST}:9042 (datacenter1): keyspace {KEYSPACE}, schema version" in result.stdout
+    assert "check: OK" in result.stdout
+
+
+def check_failed(result: subprocess.CompletedProcess) -> str:
+    """The one problem line of a failed check."""
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    problems = [line for line in result.stderr.splitlines() if line.startswith("problem: ")]
+    assert len(problems) == 1, result.stderr
+    assert problems[0].startswith(f"problem: cannot reach Cassandra at {HOST}:9042: NoHostAvailable")
+    return problems[0]
+
+
+# --- the node proves itself; any client may connect over TLS -----------------------------------------------------
+
+def test_check_passes_with_the_ca_that_signed_the_node(server_tls, tmp_path):
+    check_ok(gateway(tmp_path, "check", ca=server_tls.ca))
+
+
+def test_the_node_refuses_plain_cql(server_tls, tmp_path):
+    # Without this, the test above would also pass against a node without TLS.
+    check_failed(gateway(tmp_path, "check"))
+
+
+def test_check_with_a_wrong_ca_fails_certificate_verification(server_tls, tmp_path):
+    problem = check_failed(gateway(tmp_path, "check", ca=server_tls.wrong_ca))
+    assert "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed" in problem
+
+
+# --- the node also requires a client certificate signed by its CA ---------------------------------------------------
+
+def assert_refused_by_the_node(problem: str, alert: str) -> None:
+    """With TLS 1.3 the client's side of the handshake is done before the node checks the client's certificate; the
+    node then sends an alert and closes. Whether the driver reads that alert or first writes into the closed
+    connection is a race (about half each here): the failure is the alert or an EOF, both at the TLS layer."""
+    assert alert in problem or "SSLEOFError(8, 'EOF occurred in violation of protocol" in problem, problem
+
+
+def test_client_auth_without_a_client_certificate_fails(mutual_tls, tmp_path):
+    problem = check_failed(gateway(tmp_path, "check", ca=mutual_tls.ca))
+    assert_refused_by_the_node(problem, "SSLError(1, '[SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert "
+                                        "certificate required")
+
+
+def test_client_auth_rejects_a_certificate_from_another_ca(mutual_tls, tmp_path):
+    problem = check_failed(gateway(tmp_path, "check", ca=mutual_tls.ca, cert=mutual_tls.wrong_client_cert,
+                                   key=mutual_tls.wrong_client_key))
+    # Cassandra (netty) answers an untrusted client certificate with a bare "internal error" alert.
+    assert_refused_by_the_node(problem, "SSLError(1, '[SSL: TLSV1_ALERT_INTERNAL_ERROR] tlsv1 alert internal error")
+
+
+def test_client_auth_check_passes_with_the_client_certificate(mutual_tls, tmp_path):
+    check_ok(gateway(tmp_path, "check", ca=mutual_tls.ca, cert=mutual_tls.client_cert, key=mutual_tls.client_key))
+    status = subprocess.run([str(MIGRATE), "--hosts", HOST, "--keyspace", KEYSPACE, "--status",
+                             "--tls-ca", str(mutual_tls.ca), "--tls-cert", str(mutual_tls.client_cert),
+                             "--tls-key", str(mutual_tls.client_key)],
+                            env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0 and f"keyspace {KEYSPACE}: schema version" in status.stdout, status.stderr
+    assert ", 0 pending" in status.stdout
+
+
+def test_launcher_status_and_cqlsh_use_the_nodes_tls(mutual_tls, node):
+    # Both find the CA and client certificate in the node's conf/tls; no TLS settings needed in the environment.
+    env = clean_env(CASSANDRA_STATE_DIR=str(STATE))
+    status = subprocess.run([str(LAUNCHER), "--node", NODE, "status"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert status.returncode == 0 and f"CQL at {HOST}:9042" in status.stdout, status.stdout + status.stderr
+    cqlsh = subprocess.run([str(LAUNCHER), "--node", NODE, "cqlsh", "-e", "SELECT release_version FROM system.local"],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert cqlsh.returncode == 0 and "5.0." in cqlsh.stdout, cqlsh.stdout + cqlsh.stderr
+
+
+def frame_values(path: Path) -> list[tuple[str, str, float]]:
+    """(source, metric, value) of every frame in a simulate file, read from the text: `$T1,SRC,SEQ,k=v,...*CRC`."""
+    values = []
+    for line in path.read_text().splitlines():
+        fields = line[1:line.rindex("*")].split(",")
+        assert fields[0] == "T1", line
+        for pair in fields[3:]:
+            metric, _, value = pair.partition("=")
+            values.append((fields[1], metric, float(value)))
+    return values
+
+
+def test_run_over_mutual_tls_lands_the_rows(mutual_tls, tmp_path):
+    frames = tmp_path / "frames.txt"
+    simulate = subprocess.run([GATEWAY, "simulate", "--output", str(frames), "--sources", "2", "--rate", "0",
+                               "--count", "20"], capture_output=True, text=True, timeout=60)
+    assert simulate.returncode == 0, simulate.stderr
+    expected = frame_values(frames)
+    assert len(expected) == 80 and {source for source, _, _ in expected} == {"sim1", "sim2"}
+
+    run = gateway(tmp_path, "run", "--input", str(frames), "--exit-when-drained", ca=mutual_tls.ca,
+                  cert=mutual_tls.client_cert, key=mutual_tls.client_key, timeout=120)
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log
+    assert f"event=cassandra_connected keyspace={KEYSPACE}" in log and "event=inputs_done_and_spool_drained" in log
+    assert "Traceback" not in log
+
+    context = ssl.create_default_context(cafile=str(mutual_tls.ca))
+    context.load_cert_chain(str(mutual_tls.client_cert), str(mutual_tls.client_key))
+    profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([HOST]), request_timeout=30)
+    cluster = Cluster([HOST], protocol_version=5, ssl_context=context,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    try:
+        session = cluster.connect(KEYSPACE)
+        rows = [(r.source, r.metric, r.value) for r in session.execute("SELECT source, metric, value FROM readings")]
+        latest = {(r.source, r.metric): r.value for r in session.execute("SELECT source, metric, value FROM latest")}
+    finally:
+        cluster.shutdown()
+    assert collections.Counter(rows) == collections.Counter(expected)  # every value once, none lost or merged
+    assert latest == {(source, metric): value for source, metric, value in expected}  # the last frame's values
