@@ -79,13 +79,24 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"cassandra {hosts}: keyspace {config.cassandra.keyspace}, schema version {version}")
     except Exception as error:
         problems.append(f"cannot reach Cassandra at {','.join(config.cassandra.hosts)}:{config.cassandra.port}: "
-                        f"{type(error).__name__}: {str(error)[:300]}")
+                        f"{type(error).__name__}: {str(error)[:300]}{connection_hint(str(error), config)}")
     finally:
         cluster.shutdown()
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     print("check: OK" if not problems else f"check: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+def connection_hint(error: str, config: Config) -> str:
+    """What an operator should look at, for failures whose own text does not say it."""
+    if "SSL" in error:
+        # TLS 1.3 refusals often surface as a bare EOF or "internal error": name the usual causes.
+        return ("; the TLS handshake failed: is tls_ca the CA that signed the node's certificate, and does the "
+                "node require a client certificate (tls_cert/tls_key) signed by a CA it trusts?")
+    if not config.cassandra.tls_ca and ("reset by peer" in error or "EOF" in error):
+        return "; if the node accepts only TLS, set tls_ca (and tls_cert/tls_key if it wants a client certificate)"
+    return ""
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

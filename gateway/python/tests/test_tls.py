@@ -192,7 +192,8 @@ def test_check_passes_with_the_ca_that_signed_the_node(server_tls, tmp_path):
 
 def test_the_node_refuses_plain_cql(server_tls, tmp_path):
     # Without this, the test above would also pass against a node without TLS.
-    check_failed(gateway(tmp_path, "check"))
+    problem = check_failed(gateway(tmp_path, "check"))
+    assert "if the node accepts only TLS, set tls_ca" in problem
 
 
 def test_check_with_a_wrong_ca_fails_certificate_verification(server_tls, tmp_path):
@@ -207,6 +208,7 @@ def assert_refused_by_the_node(problem: str, alert: str) -> None:
     node then sends an alert and closes. Whether the driver reads that alert or first writes into the closed
     connection is a race (about half each here): the failure is the alert or an EOF, both at the TLS layer."""
     assert alert in problem or "SSLEOFError(8, 'EOF occurred in violation of protocol" in problem, problem
+    assert "does the node require a client certificate (tls_cert/tls_key)" in problem  # whichever way it failed
 
 
 def test_client_auth_without_a_client_certificate_fails(mutual_tls, tmp_path):
