@@ -4,7 +4,6 @@ warm-up run of each, then three alternating runs, the best of each counts."""
 
 import sys
 import time
-from datetime import date
 
 from telemetry_analytics.cli import run
 
@@ -15,7 +14,7 @@ def main(argv):
     from telemetry_analytics.daily_job import readings_of_targets
     from telemetry_analytics.job_options import parse_daily
     from telemetry_analytics.local_days import zone
-    from telemetry_analytics.selection import partition_keys, targets_for_days, utc_days_of
+    from telemetry_analytics.selection import keep_plan, partition_keys, targets_for_days, utc_days_of
     from telemetry_analytics.spark_session import start, stop
 
     opts = parse_daily(argv)
@@ -44,8 +43,8 @@ def main(argv):
             timings[name].append(time.monotonic() - t0)
     best = {k: min(v) for k, v in timings.items()}
     runs = " ".join(f"{k}_runs={','.join(f'{t:.2f}' for t in v)}" for k, v in timings.items())
-    print(f"BENCH_READ rows={rows} partitions={len(keys)} plain_s={best['plain']:.2f} "
-          f"aggregate_s={best['aggregate']:.2f} {runs}", flush=True)
+    print(f"BENCH_READ rows={rows} partitions={len(keys)} keep={keep_plan(targets, tz).kind} "
+          f"plain_s={best['plain']:.2f} aggregate_s={best['aggregate']:.2f} {runs}", flush=True)
     stop(spark)
     return 0
 

@@ -101,8 +101,8 @@ def main(argv=None) -> int:
               flush=True)
         runs[keyspace] = min([runs[keyspace], r] if keyspace in runs else [r], key=lambda x: x["work"])
     _, out = submit(args, "bench_read", "--keyspace", many, "--tz", "UTC", "--day", args.day.isoformat())
-    m = re.search(r"BENCH_READ rows=(\d+) partitions=(\d+) plain_s=([\d.]+) aggregate_s=([\d.]+)", out)
-    rows, plain_s, agg_s = int(m.group(1)), float(m.group(3)), float(m.group(4))
+    m = re.search(r"BENCH_READ rows=(\d+) partitions=(\d+) keep=(\w+) plain_s=([\d.]+) aggregate_s=([\d.]+)", out)
+    rows, keep, plain_s, agg_s = int(m.group(1)), m.group(3), float(m.group(4)), float(m.group(5))
     print("bench: warm runs (s): " + re.search(r"(plain_runs=\S+ aggregate_runs=\S+)", out).group(1), flush=True)
 
     a, b = runs[one], runs[many]
@@ -113,6 +113,7 @@ def main(argv=None) -> int:
               f"{r['connect']:.1f} s; work {r['work']:.1f} s)")
     print(f"ratio {args.days} days / 1 day: work {b['work'] / a['work']:.2f}, wall {b['wall'] / a['wall']:.2f} (target ≤ 1.2)")
     print(f"job work rate: {b['readings'] / b['work']:,.0f} readings/s (incl. selection, write-back, watermark)")
-    print(f"warm, same partitions ({rows:,} rows): plain read {rows / plain_s:,.0f} rows/s, "
+    print(f"warm, same partitions ({rows:,} rows; the job keeps their readings by {keep}, selection.keep_plan): "
+          f"plain read {rows / plain_s:,.0f} rows/s, "
           f"daily aggregation {rows / agg_s:,.0f} rows/s, ratio {plain_s / agg_s:.2f} (target ≥ 0.8)")
     return 0
