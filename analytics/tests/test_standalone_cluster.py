@@ -4,6 +4,7 @@ on loopback, and the same analytics/submit command with --master spark://…"""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -14,7 +15,7 @@ import pytest
 
 import fixtures  # noqa: F401  (puts analytics/ on sys.path)
 import reference
-from fixtures import keyspace, loader, submit, summary_rows  # noqa: F401  (fixtures)
+from fixtures import assert_matches, keyspace, loader, submit, summary_rows  # noqa: F401  (fixtures)
 from telemetry_analytics.loader import greenhouse_readings
 
 pytestmark = pytest.mark.cassandra
@@ -78,13 +79,17 @@ def test_daily_job_runs_on_a_standalone_cluster(cluster, loader, submit, cql, ke
     start = int(datetime(2026, 5, 4, tzinfo=timezone.utc).timestamp() * 1000)
     readings = greenhouse_readings("cluster-gh", start, start + 86_400_000, 120_000, seed=5)
     loader.write(readings)
-    done = submit("daily", "--tz", "UTC", "--day", "2026-05-04", master=url)
+    done = submit("daily", "--tz", "UTC", "--day", "2026-05-04", "--explain", master=url)
     assert f"master {url}" in done.stdout
     apps = [p for p in work.iterdir() if p.name.startswith("app-")]
     assert apps and any((a / "0" / "stderr").exists() for a in apps)  # an executor ran on our worker
+    # In UTC the partitions read are the targets (selection.keep_plan): readings go from the direct join to the
+    # aggregation as read, with no filter, no time-zone conversion and no join with the targets.
+    plan = done.stdout[done.stdout.index("== Physical Plan =="):]
+    assert "Cassandra Direct Join" in plan and plan.count(f"{keyspace}.readings") == 1
+    assert "from_utc_timestamp" not in plan and "BroadcastHashJoin" not in plan
+    assert not re.search(r"Filter .*\bts#\d+", plan)
     expected = reference.daily(readings, "UTC", {date(2026, 5, 4)})
     actual = summary_rows(cql, keyspace, "UTC")
     assert set(actual) == set(expected)
-    for key, want in expected.items():
-        assert actual[key]["count"] == want["count"] and actual[key]["max_gap_ms"] == want["max_gap_ms"]
-        assert (actual[key]["min"], actual[key]["min_ts"]) == (want["min"], want["min_ts"])
+    assert_matches(actual, expected)
