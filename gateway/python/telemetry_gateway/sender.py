@@ -3,11 +3,12 @@
 Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
 `latest` and `source_days` writes they imply, and sent asynchronously with a bound on requests in flight (a
 failed request keeps its slot while it waits for its retry, so an unreachable cluster stops the taking, not the
-reading). When all of a chunk's requests succeeded, its `day_changes` rows are written (only then: an analytics
-job that sees the change must find the readings), and then the chunk is acknowledged.
+reading). When all of a chunk's requests succeeded, its readings count as written; its `day_changes` rows are
+written after that (only then: an analytics job that sees the change must find the readings), coalesced with
+other chunks' every FLUSH_S, and then the chunks are acknowledged to the spool.
 
 `latest` is a view of the newest value per (source, metric), not a record: its rows are coalesced in memory and
-written every LATEST_FLUSH_S (and at shutdown), with the reading's time as write timestamp, so it never moves back. Every request is retried with backoff until
+written every FLUSH_S (and at shutdown), with the reading's time as write timestamp, so it never moves back. Every request is retried with backoff until
 it succeeds: nothing is dropped, and the writes are idempotent, so a retry or a replay after a crash never
 duplicates a row.
 """
@@ -35,23 +36,33 @@ from .spool import Spool, SpooledFrame
 from .write_plan import LatestRow, plan_writes
 
 
-LATEST_FLUSH_S = 0.5
+# `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
+# write of each per chunk would double the requests.
+FLUSH_S = 0.5
 
 
 @dataclass
 class Chunk:
-    frames: list[SpooledFrame]  # consecutive in the spool: acknowledged as one id range
+    """Frames taken together: consecutive in the spool, so acknowledged as one id range."""
+    first_id: int
+    last_id: int
+    frames: list[SpooledFrame]  # let go once the readings are written
     rows: int
     days: list[tuple[str, date]]
-    remaining: int = 0
-    changes_sent: bool = False
+    remaining: int = 0  # its readings and source_days requests not yet succeeded
+
+
+@dataclass
+class DayChanges:
+    """The day_changes write of the chunks whose readings were written since the previous one."""
+    chunks: list[Chunk]
 
 
 @dataclass(order=True)
 class Request:
     due: float
     statement: Statement = field(compare=False)
-    chunk: Chunk | None = field(compare=False)  # None: a `latest` write, acknowledged by nobody
+    owner: Chunk | DayChanges | None = field(compare=False)  # None: a `latest` write, acknowledged by nobody
     attempts: int = field(default=0, compare=False)
     sent_at: float = field(default=0.0, compare=False)
 
@@ -74,7 +85,8 @@ class Sender:
         self._statements: Statements | None = None
         self._known_days: set[tuple[str, date]] = set()
         self._latest: dict[tuple[str, str], LatestRow] = {}
-        self._latest_flushed = time.monotonic()
+        self._latest_flushed = self._changes_flushed = time.monotonic()
+        self._written: list[Chunk] = []  # readings written, day_changes not yet
         self._connect_attempts = 0
         self._cursor = 0  # highest spool id taken; everything above it is new
         self._outstanding = 0  # requests of taken chunks not yet succeeded (ready, in flight or awaiting retry)
@@ -98,7 +110,7 @@ class Sender:
 
     @property
     def idle(self) -> bool:
-        return self._outstanding == 0
+        return self._outstanding == 0 and not self._written
 
     # --- the sender thread ---------------------------------------------------------------------------------
     def run(self, drain_timeout_s: float = 15.0) -> None:
@@ -112,9 +124,9 @@ class Sender:
             deadline = time.monotonic() + drain_timeout_s
             if self._session is not None:
                 self._flush_latest()
-            while self._outstanding and time.monotonic() < deadline and self._session is not None:
+            while not self.idle and time.monotonic() < deadline and self._session is not None:
                 self._step(take_new=False)
-            if self._outstanding:
+            if not self.idle:
                 event(logging.WARNING, "shutdown_with_unacknowledged_writes", requests=self._outstanding,
                       note="their frames stay in the spool and are sent at the next start")
         finally:
@@ -151,9 +163,11 @@ class Sender:
         now = time.monotonic()
         while self._retries and self._retries[0].due <= now:
             self._ready.appendleft(heapq.heappop(self._retries))
+        if self._written and (not take_new or now - self._changes_flushed >= FLUSH_S):
+            self._flush_day_changes()
         if take_new:
             self._take()
-            if self._latest and now - self._latest_flushed >= LATEST_FLUSH_S:
+            if self._latest and now - self._latest_flushed >= FLUSH_S:
                 self._flush_latest()
         else:
             self._pump()
@@ -166,7 +180,7 @@ class Sender:
                 break
             self._cursor = frames[-1].id
             plan = plan_writes(frames, self._batch_rows)
-            chunk = Chunk(frames, sum(b.rows for b in plan.batches), plan.days)
+            chunk = Chunk(frames[0].id, frames[-1].id, frames, sum(b.rows for b in plan.batches), plan.days)
             requests = [self._reading_batches.batch(b.source, b.day, b.frames) for b in plan.batches]
             self._merge_latest(plan.latest)
             requests += [self._statements.source_day.bind((day, source))
@@ -188,7 +202,8 @@ class Sender:
 
     def _flush_latest(self) -> None:
         rows, self._latest = list(self._latest.values()), {}
-        self._latest_flushed = time.monotonic()
+        self._latest_flushed = self._changes_flushed = time.monotonic()
+        self._written: list[Chunk] = []  # readings written, day_changes not yet
         batches = self._latest_batches(rows)
         self._outstanding += len(batches)
         self._ready.extend(Request(0.0, batch, None) for batch in batches)
@@ -204,6 +219,13 @@ class Sender:
             batch.add(self._statements.latest, (row.source, row.metric, row.ts_ms, row.value,
                                                 row.ts_ms * 1000))
         return list(by_source.values())
+
+    def _flush_day_changes(self) -> None:
+        chunks, self._written = self._written, []
+        self._changes_flushed = time.monotonic()
+        days = list(dict.fromkeys(day for chunk in chunks for day in chunk.days))
+        self._outstanding += 1
+        self._ready.appendleft(Request(0.0, self._day_changes(days), DayChanges(chunks)))
 
     def _day_changes(self, days: list[tuple[str, date]]) -> Statement:
         now = datetime.now(timezone.utc)
@@ -243,18 +265,14 @@ class Sender:
                 self._metrics.write_latency.observe(now - request.sent_at)
                 self._metrics.cassandra_up.set(1)
                 self._outstanding -= 1
-                chunk = request.chunk
-                if chunk is None:  # a `latest` write
-                    continue
-                chunk.remaining -= 1
-                if chunk.remaining == 0 and not chunk.changes_sent:
-                    self._readings_written(chunk)
-                    chunk.changes_sent = True
-                    chunk.remaining = 1
-                    self._outstanding += 1
-                    self._ready.appendleft(Request(0.0, self._day_changes(chunk.days), chunk))
-                elif chunk.remaining == 0:
-                    self._acknowledge(chunk)
+                owner = request.owner
+                if isinstance(owner, Chunk):
+                    owner.remaining -= 1
+                    if owner.remaining == 0:
+                        self._readings_written(owner)
+                elif isinstance(owner, DayChanges):
+                    for chunk in owner.chunks:
+                        self._acknowledge(chunk)
             else:
                 kind = type(error).__name__
                 self._metrics.write_errors.labels(kind).inc()
@@ -270,7 +288,7 @@ class Sender:
     def _acknowledge(self, chunk: Chunk) -> None:
         """The chunk's readings and its day_changes are written: its frames may leave the spool."""
         self._known_days.update(chunk.days)
-        self._on_acked((chunk.frames[0].id, chunk.frames[-1].id))
+        self._on_acked((chunk.first_id, chunk.last_id))
 
     def _readings_written(self, chunk: Chunk) -> None:
         self._metrics.rows_written.inc(chunk.rows)
@@ -279,3 +297,5 @@ class Sender:
         observe = self._metrics.delivery_latency.observe
         for frame in chunk.frames:
             observe(max(0.0, (now_ms - frame.received_ms) / 1000))
+        chunk.frames = []
+        self._written.append(chunk)
