@@ -57,7 +57,7 @@ class CassandraConfig:
     tls_ca: str = ""
     tls_cert: str = ""
     tls_key: str = ""
-    batch_rows: int = 100
+    batch_rows: int = 250
     max_in_flight: int = 32
     request_timeout_s: float = 10.0
     retry_max_s: float = 10.0
