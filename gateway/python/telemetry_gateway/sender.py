@@ -89,6 +89,9 @@ class Sender:
         self._written: list[Chunk] = []  # readings written, day_changes not yet
         self._connect_attempts = 0
         self._cursor = 0  # highest spool id taken; everything above it is new
+        # Whether the spool may hold frames above the cursor: set by the ingest's nudge and by a full take, so
+        # the many wake-ups for answers do not each query the spool.
+        self._more = True
         self._outstanding = 0  # requests of taken chunks not yet succeeded (ready, in flight or awaiting retry)
         self._in_flight = 0  # requests sent and not yet answered
         self._ready: deque[Request] = deque()
@@ -102,6 +105,7 @@ class Sender:
     # --- called from other threads -------------------------------------------------------------------------
     def nudge(self) -> None:
         """New frames were spooled."""
+        self._more = True
         self._wake.set()
 
     def stop(self) -> None:
@@ -174,10 +178,13 @@ class Sender:
 
     def _take(self) -> None:
         # Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
-        while len(self._ready) + len(self._retries) < self._max_in_flight:
+        while self._more and len(self._ready) + len(self._retries) < self._max_in_flight:
+            self._more = False  # before the query: a nudge from here on sets it again
             frames = self._spool.take(self._cursor, limit=self._chunk_frames)
             if not frames:
                 break
+            if len(frames) == self._chunk_frames:
+                self._more = True
             self._cursor = frames[-1].id
             plan = plan_writes(frames, self._batch_rows)
             chunk = Chunk(frames[0].id, frames[-1].id, frames, sum(b.rows for b in plan.batches), plan.days)

@@ -83,7 +83,8 @@ def test_unit_file_verifies(tmp_path):
 def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
     from telemetry_gateway.simulate import SimulationSpec, simulated_lines
     frames = tmp_path / "frames.txt"
-    frames.write_bytes(b"".join(simulated_lines(SimulationSpec(sources=3, count=12_000), 1_780_000_000_000)))  # > queue + spool
+    count = 40_000  # more than the ingest queue (~8,000), a group (5,000) and the 0.1 MB spool hold together
+    frames.write_bytes(b"".join(simulated_lines(SimulationSpec(sources=3, count=count), 1_780_000_000_000)))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -105,7 +106,7 @@ def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
             assert dropped == 0
             read = metrics[lines_read]
             time.sleep(1)
-            assert scrape_metrics(port)[lines_read] == read < 12_000  # reading paused
+            assert scrape_metrics(port)[lines_read] == read < count  # reading paused
         else:
             assert dropped > 0
         process.send_signal(signal.SIGTERM)
