@@ -162,6 +162,14 @@ level = "info"
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
 
+    def spool_depth(self) -> int:
+        """Frames in the spool file: what is not yet acknowledged by Cassandra."""
+        db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT count(*) FROM frames").fetchone()[0]
+        finally:
+            db.close()
+
     def spooled_numbers(self) -> set[int]:
         """Frame numbers (metric n) in the spool file: what 'reached the spool'. The spool's format (format 2: metric
         names as comma-separated text, values as big-endian doubles) is shared by every gateway, so one can take

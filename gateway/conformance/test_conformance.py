@@ -119,6 +119,7 @@ def test_legacy_json_lines_land(db, setup):
         ("temperatureout", 10.43)]
     assert gateway.metric("telemetry_gateway_rejects_total", reason="wrong_destination") == 1
     assert gateway.stop() == 0
+    assert gateway.spool_depth() == 0  # stopped right after the rows landed: still acknowledged, not left behind
 
 
 def test_cassandra_away_for_20_s_mid_stream_loses_nothing(keyspace, setup, cassandra_node):

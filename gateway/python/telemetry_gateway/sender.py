@@ -8,9 +8,9 @@ written after that (only then: an analytics job that sees the change must find t
 other chunks' every FLUSH_S, and then the chunks are acknowledged to the spool.
 
 `latest` is a view of the newest value per (source, metric), not a record: its rows are coalesced in memory and
-written every FLUSH_S (and at shutdown), with the reading's time as write timestamp, so it never moves back. Every request is retried with backoff until
-it succeeds: nothing is dropped, and the writes are idempotent, so a retry or a replay after a crash never
-duplicates a row.
+written every FLUSH_S (and at shutdown), with the reading's time as write timestamp, so it never moves back.
+Every request is retried with backoff until it succeeds: nothing is dropped, and the writes are idempotent, so a
+retry or a replay after a crash never duplicates a row.
 """
 
 from __future__ import annotations
@@ -209,8 +209,7 @@ class Sender:
 
     def _flush_latest(self) -> None:
         rows, self._latest = list(self._latest.values()), {}
-        self._latest_flushed = self._changes_flushed = time.monotonic()
-        self._written: list[Chunk] = []  # readings written, day_changes not yet
+        self._latest_flushed = time.monotonic()
         batches = self._latest_batches(rows)
         self._outstanding += len(batches)
         self._ready.extend(Request(0.0, batch, None) for batch in batches)

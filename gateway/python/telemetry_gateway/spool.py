@@ -2,8 +2,9 @@
 acknowledged it.
 
 SQLite in WAL mode. The commit thread writes through one connection (group commit: appends and deletes of
-acknowledged frames); the sender reads through its own, so a commit waiting for fsync never stalls the reads. Frame ids come from AUTOINCREMENT so they only grow: the sender's cursor
-never skips a frame even after the spool was emptied.
+acknowledged frames); the sender reads through its own, so a commit waiting for fsync never stalls the reads.
+Frame ids come from AUTOINCREMENT so they only grow: the sender's cursor never skips a frame even after the spool
+was emptied.
 
 Durability ("fsync" policy):
 - batch: synchronous=FULL; each group commit is fsynced before the frames count as spooled. A power cut loses
@@ -135,7 +136,6 @@ class Spool:
                receipt_stamps: dict[str, int] | None = None) -> None:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
         last receipt stamps. Raises SpoolFull when there is no room."""
-        rows = frames
         with self._lock:
             before = self._db.total_changes
             try:
@@ -143,9 +143,9 @@ class Spool:
                 if acked:
                     self._db.executemany("DELETE FROM frames WHERE id BETWEEN ? AND ?", acked)
                 deleted = self._db.total_changes - before
-                if rows:
+                if frames:
                     self._db.executemany("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) "
-                                         "VALUES (?, ?, ?, ?, ?)", rows)
+                                         "VALUES (?, ?, ?, ?, ?)", frames)
                 if receipt_stamps:
                     self._db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
                                          receipt_stamps.items())
@@ -157,7 +157,7 @@ class Spool:
                 if isinstance(error, OSError) or "full" in message or "disk I/O" in message:
                     raise SpoolFull(message, cap_reached=self._disk_has_room()) from error
                 raise
-        self.depth += len(rows) - deleted
+        self.depth += len(frames) - deleted
 
     def _disk_has_room(self) -> bool:
         """SQLite says "database or disk is full" for both; the disk's own free space tells which."""
