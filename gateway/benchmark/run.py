@@ -127,6 +127,24 @@ def fresh_keyspace() -> None:
     cluster.shutdown()
 
 
+def clean_slate() -> float:
+    """Empty the gateway's tables and wait until Cassandra is idle (flushes and compactions of the previous phase
+    done), so each phase measures the gateway at that load, not the previous phase's background work. Returns
+    the seconds waited."""
+    cluster = Cluster(["127.0.0.1"], protocol_version=5)
+    session = cluster.connect(KEYSPACE)
+    for table in ("readings", "latest", "source_days", "day_changes"):
+        session.execute(f"TRUNCATE {table}", timeout=120)
+    cluster.shutdown()
+    started = time.monotonic()
+    while time.monotonic() - started < 120:
+        before = cpu_seconds(cassandra_pid())
+        time.sleep(1)
+        if cpu_seconds(cassandra_pid()) - before < 0.15:
+            break
+    return time.monotonic() - started
+
+
 def simulate_file(path: Path, frames: int, sources: int) -> None:
     if not path.exists() or path.stat().st_size == 0:
         sh(*GATEWAY, "simulate", "--output", path, "--sources", sources, "--rate", 0, "--count", frames,
@@ -269,6 +287,8 @@ def main() -> None:
     p.add_argument("--latency-seconds", type=int, default=20, help="length of the 1,000 frames/s run")
     p.add_argument("--reference-rows", type=int, default=200_000)
     p.add_argument("--latte-seconds", type=int, default=30)
+    p.add_argument("--warmup-frames", type=int, default=100_000,
+                   help="frames replayed first and not measured: a just-started node spends a core on JIT")
     args = p.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     sh(ROOT / "deploy" / "local" / "cassandra", "start", stdout=subprocess.DEVNULL)
@@ -279,6 +299,14 @@ def main() -> None:
     print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
           "shared with it\n")
 
+    if args.warmup_frames:
+        warmup_file = WORK / f"frames-{args.warmup_frames}-{args.sources}.txt"
+        simulate_file(warmup_file, args.warmup_frames, args.sources)
+        warmup = bench_file(warmup_file, args.warmup_frames)
+        print(f"warm-up          {args.warmup_frames * 4:>9,} rows  {warmup.rate():>9,.0f} rows/s   (not measured)",
+              flush=True)
+    print(f"(each phase starts on empty tables and an idle node: waited {clean_slate():.0f} s)", flush=True)
+
     cassandra_cpu = cpu_seconds(cassandra_pid())
     file_run = bench_file(frames_file, args.frames)
     cassandra_cpu = cpu_seconds(cassandra_pid()) - cassandra_cpu
@@ -288,22 +316,29 @@ def main() -> None:
           f"CPU per row: gateway {file_run.cpu_s / rows * 1e6:.1f} µs, Cassandra {cassandra_cpu / rows * 1e6:.1f} µs",
           flush=True)
 
+    clean_slate()
     pty_run, _ = bench_pty(args.pty_frames, args.sources, 0, 9302)
     pty_rate = pty_run.rate()
     print(f"pty, unpaced     {args.pty_frames * rows_per_frame:>9,} rows  {pty_rate:>9,.0f} rows/s   "
           f"peak RSS {pty_run.peak_rss_kb / 1024:.0f} MB", flush=True)
 
+    clean_slate()
     lat_run, lat = bench_pty(1000 * args.latency_seconds, args.sources, 1000, 9305)
     name = "telemetry_gateway_delivery_latency_seconds"
     p50, p99 = quantile(lat, name, 0.5) * 1000, quantile(lat, name, 0.99) * 1000
+    request = "telemetry_gateway_write_latency_seconds"
     print(f"pty, 1,000 fr/s  line read → rows acknowledged: p50 {p50:.1f} ms, p99 {p99:.1f} ms   "
-          f"peak RSS {lat_run.peak_rss_kb / 1024:.0f} MB", flush=True)
+          f"peak RSS {lat_run.peak_rss_kb / 1024:.0f} MB   (Cassandra request alone: p50 "
+          f"{quantile(lat, request, 0.5) * 1000:.1f} ms, p99 {quantile(lat, request, 0.99) * 1000:.1f} ms)",
+          flush=True)
 
+    clean_slate()
     drain_rate, fill_rate = bench_backlog(frames_file, args.frames)
     print(f"spool backlog    {args.frames * rows_per_frame:>9,} rows  drained at {drain_rate:,.0f} rows/s "
           f"(filled at {fill_rate * rows_per_frame:,.0f} rows/s with Cassandra away)", flush=True)
 
     batch_rows, in_flight = gateway_batching()
+    clean_slate()
     ceiling, ceiling_cpu = batched_reference(args.reference_rows * 2, batch_rows, in_flight)
     print(f"reference: Python driver, pre-built batches of {batch_rows} rows, {in_flight} in flight: {ceiling:,.0f} "
           f"rows/s (Cassandra CPU {ceiling_cpu:.1f} µs per row)", flush=True)
