@@ -46,7 +46,6 @@ class Ingest:
         self._seq = SeqTracker(int(config.decode.duplicate_window_s * 1000))
         self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
                                 last_receipt=spool.last_receipt_stamps())
-        self._interval_fsync_s = config.spool.fsync_interval_ms / 1000 if config.spool.fsync == "interval" else None
         self._drop_oldest = config.spool.when_full == "drop_oldest"
         self._group_limit = GROUP_MAX  # halved while the spool is full, so a group never needs more than the room left
         self._acked: list[tuple[int, int]] = []  # id ranges
@@ -65,7 +64,6 @@ class Ingest:
         self._stop.set()
 
     def run(self) -> None:
-        last_checkpoint = time.monotonic()
         pending: list[NewFrame] = []
         stamps: dict[str, int] = {}
         while True:
@@ -92,9 +90,6 @@ class Ingest:
                     self._stop.wait(0.5)
             elif stopping:
                 return
-            if self._interval_fsync_s and time.monotonic() - last_checkpoint >= self._interval_fsync_s:
-                self._spool.checkpoint()
-                last_checkpoint = time.monotonic()
 
     def _collect(self, wait_s: float) -> list[NewFrame]:
         reads: list[Received] = []

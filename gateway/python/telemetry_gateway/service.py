@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+import sqlite3
 import threading
 import time
 
@@ -19,13 +20,14 @@ from .cassandra_session import build_cluster
 from .config import Config, serial_ports
 from .ingest import Ingest
 from .inputs import LineHandler, SerialInput, StreamInput
-from .logs import event
+from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .sender import Sender
 from .spool import Spool
 from .systemd_notify import SystemdNotifier
 
 STALL_S = 30.0  # a stage whose loop has not turned for this long is stuck: stop feeding the watchdog
+CHECKPOINT_S = 1.0  # with fsync = batch, checkpoints only keep the WAL small
 
 
 class Gateway:
@@ -35,6 +37,10 @@ class Gateway:
         self.spool = Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024))
         self._stop = threading.Event()
         self._inputs_stop = threading.Event()
+        self._checkpoints_stop = threading.Event()
+        self._checkpoint_s = (config.spool.fsync_interval_ms / 1000 if config.spool.fsync == "interval"
+                              else CHECKPOINT_S)
+        self._checkpoint_log = RateLimitedLog()
         self.sender: Sender | None = None
         self.ingest = Ingest(config, self.spool, self.metrics, on_spooled=lambda: self.sender and self.sender.nudge())
         self.sender = Sender(self.spool, lambda: build_cluster(config.cassandra), config.cassandra.keyspace,
@@ -52,6 +58,14 @@ class Gateway:
             handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop)
             reader = StreamInput(path, handler, self._inputs_stop, on_end=self._stream_ended)
             self._inputs.append(threading.Thread(target=reader.run, name=f"input {path}", daemon=True))
+
+    def _checkpoints(self) -> None:
+        while not self._checkpoints_stop.wait(self._checkpoint_s):
+            try:
+                self.spool.checkpoint()
+            except sqlite3.Error as error:  # e.g. a full disk: the WAL keeps the frames; the next call retries
+                self._checkpoint_log.event(logging.WARNING, "spool_checkpoint_failed", error=str(error)[:160],
+                                           action="retrying; the frames stay in the WAL meanwhile")
 
     def _stream_ended(self) -> None:
         self._streams_open -= 1
@@ -72,8 +86,10 @@ class Gateway:
         gc.freeze()
         ingest = threading.Thread(target=self.ingest.run, name="ingest")
         sender = threading.Thread(target=self.sender.run, name="sender")
+        checkpoints = threading.Thread(target=self._checkpoints, name="checkpoints")
         ingest.start()
         sender.start()
+        checkpoints.start()
         for thread in self._inputs:
             thread.start()
         event(logging.INFO, "gateway_started", inputs=len(self._inputs), spool=self.spool.path,
@@ -84,7 +100,7 @@ class Gateway:
         status = 0
         while not self._stop.wait(0.2):
             now = time.monotonic()
-            dead = [thread.name for thread in (ingest, sender) if not thread.is_alive()]
+            dead = [thread.name for thread in (ingest, sender, checkpoints) if not thread.is_alive()]
             if dead:  # a bug, with its traceback above: a restart beats a gateway that reads and never writes
                 event(logging.ERROR, "stage_died", stages=",".join(dead),
                       action="exiting with status 1 to be restarted; spooled frames are kept")
@@ -114,6 +130,8 @@ class Gateway:
         sender.join()
         self.ingest.stop()
         ingest.join()
+        self._checkpoints_stop.set()
+        checkpoints.join()
         self.metrics.spool_frames.set(self.spool.depth)
         self.spool.close()
         if server is not None:

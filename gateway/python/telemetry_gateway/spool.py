@@ -3,6 +3,9 @@ acknowledged it.
 
 SQLite in WAL mode. The commit thread writes through one connection (group commit: appends and deletes of
 acknowledged frames); the sender reads through its own, so a commit waiting for fsync never stalls the reads.
+Checkpoints (WAL → database file) run on a third connection, called by a thread of their own: SQLite's automatic
+checkpoint would run inside whichever commit crosses 1,000 WAL pages (about once a second at 1,000 frames/s) and
+hold that group's frames for the time of the copy and its fsync.
 Frame ids come from AUTOINCREMENT so they only grow: the sender's cursor never skips a frame even after the spool
 was emptied.
 
@@ -10,7 +13,8 @@ Durability ("fsync" policy):
 - batch: synchronous=FULL; each group commit is fsynced before the frames count as spooled. A power cut loses
   only frames not yet committed (read from the port in the last few milliseconds).
 - interval: synchronous=NORMAL; commits reach the OS at once (a killed process loses nothing committed) and are
-  fsynced by a checkpoint every fsync_interval_ms. A power cut can lose that interval of frames.
+  fsynced by the checkpoint every fsync_interval_ms (SQLite syncs the WAL before it copies it). A power cut can
+  lose that interval of frames.
 """
 
 from __future__ import annotations
@@ -91,12 +95,15 @@ class Spool:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
         self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoint() does it, off the commit path
         self._upgrade_format()
         self._db.executescript(SCHEMA)
         self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._reader_lock = threading.Lock()
+        self._checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._checkpointer_lock = threading.Lock()
         # The cap is SQLite's own: past it a write fails like on a full disk, so one path handles both.
         self._max_pages = max(16, max_bytes // self._page_size)
         self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
@@ -180,12 +187,17 @@ class Spool:
         self.depth -= dropped
         return dropped
 
-    def checkpoint(self) -> None:
-        """Writes the WAL into the database; with synchronous=NORMAL this is the fsync of the interval policy."""
-        with self._lock:
-            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    def checkpoint(self) -> tuple[int, int]:
+        """Copies the WAL into the database file without blocking commits or reads (PASSIVE): the pages of
+        transactions still being read stay for the next call. With synchronous=NORMAL this is the fsync of the
+        interval policy. Returns (pages in the WAL, pages checkpointed)."""
+        with self._checkpointer_lock:
+            _busy, wal_pages, copied = self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return wal_pages, copied
 
     def close(self) -> None:
+        with self._checkpointer_lock:
+            self._checkpointer.close()
         with self._reader_lock:
             self._reader.close()
         with self._lock:

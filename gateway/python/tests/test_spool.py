@@ -96,3 +96,20 @@ def test_a_spool_from_a_newer_gateway_is_refused(tmp_path):
     sqlite3.connect(path).execute(f"PRAGMA user_version = {FORMAT_VERSION + 1}")
     with pytest.raises(SpoolFormatError, match="upgrade the gateway"):
         Spool(path)
+
+
+def test_commits_never_checkpoint_and_checkpoint_copies_the_whole_wal(tmp_path):
+    # SQLite's automatic checkpoint would run inside the commit that crosses 1,000 WAL pages; here only
+    # checkpoint() does, from its own connection.
+    path = tmp_path / "s.sqlite"
+    spool = Spool(path)
+    for group in range(300):
+        spool.commit(frames(100, start=group * 100), [])
+    wal_pages = (path.parent / (path.name + "-wal")).stat().st_size // 4096
+    assert wal_pages > 1_000
+    in_wal, copied = spool.checkpoint()
+    assert in_wal > 1_000 and copied == in_wal
+    spool.commit(frames(1, start=30_000), [])  # a commit after a complete checkpoint starts the WAL over
+    assert spool.checkpoint()[0] < 10
+    assert spool.depth == 30_001
+    spool.close()
