@@ -130,6 +130,14 @@ def fresh_keyspace() -> None:
     cluster.shutdown()
 
 
+def cpu_reference_s() -> float:
+    """Seconds for a fixed pure-Python loop: this VM's speed drifts by a third over an hour (other tenants), so
+    figures from two runs compare only together with this."""
+    started = time.perf_counter()
+    sum(range(30_000_000))
+    return time.perf_counter() - started
+
+
 def clean_slate() -> float:
     """Empty the gateway's tables and wait until Cassandra is idle (flushes and compactions of the previous phase
     done), so each phase measures the gateway at that load, not the previous phase's background work. Returns
@@ -306,7 +314,7 @@ def main() -> None:
     simulate_file(frames_file, args.frames, args.sources)
     rows_per_frame = 4
     print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
-          "shared with it\n")
+          f"shared with it; CPU reference (sum of range(30M)) {cpu_reference_s():.2f} s\n")
 
     if args.warmup_frames:
         warmup_file = WORK / f"frames-{args.warmup_frames}-{args.sources}.txt"
@@ -366,6 +374,7 @@ def main() -> None:
     print(f"  gateway file replay / pre-built batches:          {file_rate / ceiling:.2f}")
     print(f"  gateway pty / file replay:                        {pty_rate / file_rate:.2f}")
     print(f"  backlog drain / live (file) rate:                 {drain_rate / file_rate:.2f}   (target >= 0.80)")
+    print(f"CPU reference at the end: {cpu_reference_s():.2f} s")
     print(f"targets: >= 100,000 rows/s: {file_rate:,.0f}; p99 <= 50 ms at 1,000 frames/s: {p99:.1f} ms; "
           f"RSS <= 80 MB: {max(file_run.peak_rss_kb, pty_run.peak_rss_kb, lat_run.peak_rss_kb) / 1024:.0f} MB")
 
