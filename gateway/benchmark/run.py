@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from cassandra.cluster import Cluster
 
@@ -185,17 +186,17 @@ def simulate_file(path: Path, frames: int, sources: int) -> None:
            stderr=subprocess.DEVNULL)
 
 
-def bench_file(frames_file: Path, frames: int) -> Run:
+def bench_file(frames_file: Path, frames: int, env: dict | None = None) -> Run:
     spool = WORK / "file.sqlite"
     for p in WORK.glob("file.sqlite*"):
         p.unlink()
-    run = Run(["--input", str(frames_file), "--exit-when-drained", "--spool", str(spool)], 9301)
+    run = Run(["--input", str(frames_file), "--exit-when-drained", "--spool", str(spool)], 9301, env)
     run.watch(lambda m: False)
     return run
 
 
-def bench_pty(frames: int, sources: int, rate: float, port: int, steady_after_s: float = 0.0
-              ) -> tuple[Run, dict, dict]:
+def bench_pty(frames: int, sources: int, rate: float, port: int, steady_after_s: float = 0.0,
+              env: dict | None = None) -> tuple[Run, dict, dict]:
     """Returns the run, its last metrics, and its metrics steady_after_s seconds after the first rows were
     written (to leave the start-up, when frames wait for the connection to Cassandra, out of the latency)."""
     link = WORK / f"tty-{port}"
@@ -205,7 +206,7 @@ def bench_pty(frames: int, sources: int, rate: float, port: int, steady_after_s:
                               str(rate), "--count", str(frames)], stderr=subprocess.DEVNULL)
     while not link.exists():
         time.sleep(0.05)
-    run = Run(["--port", str(link), "--spool", str(WORK / f"pty-{port}.sqlite")], port)
+    run = Run(["--port", str(link), "--spool", str(WORK / f"pty-{port}.sqlite")], port, env)
     # Done when the board has finished and nothing is left to write (the first lines, written before the
     # gateway opened the port, are flushed by the open, as on a real serial line).
     first_rows = run.watch(lambda m: m.get("telemetry_gateway_rows_written_total", 0) > 0)
@@ -312,6 +313,40 @@ def latte_reference(seconds: int) -> float | None:
     return None
 
 
+DELIVERY = "telemetry_gateway_delivery_latency_seconds"
+REQUEST = "telemetry_gateway_write_latency_seconds"
+
+
+def steady_latency(seconds: int, sources: int, env: dict | None = None) -> tuple[Run, Callable]:
+    """A 1,000 frames/s run; returns it and ms(histogram, q): its quantiles with the start-up left out."""
+    run, last, steady = bench_pty(1000 * (seconds + STEADY_AFTER_S), sources, 1000, 9305,
+                                  steady_after_s=STEADY_AFTER_S, env=env)
+    return run, lambda name, q: quantile(last, name, q, since=steady) * 1000
+
+
+def compare(variant: dict[str, str], repeat: int, frames_file: Path, frames: int, args) -> None:
+    """The default configuration and a variant, alternated in one run (this VM drifts within minutes, so only
+    neighbouring runs compare): file replay rate and steady latency of each, and their ratios."""
+    label = " ".join(f"{k}={v}" for k, v in variant.items())
+    print(f"comparing the defaults with {label}, {repeat} alternations\n")
+    ratios: list[tuple[float, float]] = []
+    for i in range(repeat):
+        figures = []
+        for env in ({}, variant):
+            clean_slate()
+            rate = bench_file(frames_file, frames, env).rate()
+            clean_slate()
+            _, ms = steady_latency(args.latency_seconds, args.sources, env)
+            p50, p99 = ms(DELIVERY, 0.5), ms(DELIVERY, 0.99)
+            figures.append((rate, p99))
+            print(f"  {i + 1}. {'variant ' if env else 'defaults'}  file replay {rate:>9,.0f} rows/s   1,000 fr/s: "
+                  f"p50 {p50:.1f} ms, p99 {p99:.1f} ms", flush=True)
+        ratios.append((figures[1][0] / figures[0][0], figures[1][1] / figures[0][1]))
+    rates, p99s = sorted(r for r, _ in ratios), sorted(p for _, p in ratios)
+    print(f"\nvariant / defaults, median of {repeat}: rows/s {rates[len(rates) // 2]:.2f}, "
+          f"p99 {p99s[len(p99s) // 2]:.2f}   (each: {', '.join(f'{r:.2f}/{p:.2f}' for r, p in ratios)})")
+
+
 def gateway_batching() -> tuple[int, int]:
     """The gateway's default batch_rows and max_in_flight, so the ceiling is measured with the same shape."""
     from telemetry_gateway.config import load_config
@@ -329,6 +364,9 @@ def main() -> None:
     p.add_argument("--latte-seconds", type=int, default=30)
     p.add_argument("--warmup-frames", type=int, default=100_000,
                    help="frames replayed first and not measured: a just-started node spends a core on JIT")
+    p.add_argument("--variant", action="append", default=[], metavar="TELEMETRY_KEY=VALUE",
+                   help="compare the defaults with this setting instead (repeatable: one variant of several keys)")
+    p.add_argument("--repeat", type=int, default=3, help="alternations with --variant")
     args = p.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     sh(ROOT / "deploy" / "local" / "cassandra", "start", stdout=subprocess.DEVNULL)
@@ -336,6 +374,11 @@ def main() -> None:
     frames_file = WORK / f"frames-{args.frames}-{args.sources}.txt"
     simulate_file(frames_file, args.frames, args.sources)
     rows_per_frame = 4
+    if args.variant:
+        variant = dict(item.split("=", 1) for item in args.variant)
+        bench_file(frames_file, args.frames)  # warm-up
+        compare(variant, args.repeat, frames_file, args.frames, args)
+        return
     print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
           f"shared with it\nmachine state: CPU loop (sum of range(30M)) {cpu_reference_s():.2f} s, pipe round trip "
           f"{wakeup_reference_us():.0f} µs\n")
@@ -364,16 +407,11 @@ def main() -> None:
           f"peak RSS {pty_run.peak_rss_kb / 1024:.0f} MB", flush=True)
 
     clean_slate()
-    lat_run, lat, steady = bench_pty(1000 * (args.latency_seconds + STEADY_AFTER_S), args.sources, 1000, 9305,
-                                     steady_after_s=STEADY_AFTER_S)
-    name = "telemetry_gateway_delivery_latency_seconds"
-    p50, p99 = quantile(lat, name, 0.5, since=steady) * 1000, quantile(lat, name, 0.99, since=steady) * 1000
-    request = "telemetry_gateway_write_latency_seconds"
-    print(f"pty, 1,000 fr/s  line read → rows acknowledged: p50 {p50:.1f} ms, p99 {p99:.1f} ms   "
-          f"peak RSS {lat_run.peak_rss_kb / 1024:.0f} MB   (Cassandra request alone: p50 "
-          f"{quantile(lat, request, 0.5, since=steady) * 1000:.1f} ms, p99 "
-          f"{quantile(lat, request, 0.99, since=steady) * 1000:.1f} ms; the first {STEADY_AFTER_S} s after the "
-          "first rows left out)", flush=True)
+    lat_run, ms = steady_latency(args.latency_seconds, args.sources)
+    p99 = ms(DELIVERY, 0.99)
+    print(f"pty, 1,000 fr/s  line read → rows acknowledged: p50 {ms(DELIVERY, 0.5):.1f} ms, p99 {p99:.1f} ms   "
+          f"peak RSS {lat_run.peak_rss_kb / 1024:.0f} MB   (Cassandra request alone: p50 {ms(REQUEST, 0.5):.1f} ms, "
+          f"p99 {ms(REQUEST, 0.99):.1f} ms; the first {STEADY_AFTER_S} s after the first rows left out)", flush=True)
 
     clean_slate()
     drain_rate, fill_rate = bench_backlog(frames_file, args.frames)
