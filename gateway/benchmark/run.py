@@ -162,6 +162,17 @@ def wakeup_reference_us(round_trips: int = 20_000) -> float:
     return elapsed / round_trips * 1e6
 
 
+def machine_state() -> str:
+    return f"CPU loop (sum of range(30M)) {cpu_reference_s():.2f} s, pipe round trip {wakeup_reference_us():.0f} µs"
+
+
+def warm_up(args) -> float:
+    """Replays args.warmup_frames unmeasured (a just-started node spends a core on JIT); returns its rate."""
+    warmup_file = WORK / f"frames-{args.warmup_frames}-{args.sources}.txt"
+    simulate_file(warmup_file, args.warmup_frames, args.sources)
+    return bench_file(warmup_file, args.warmup_frames).rate()
+
+
 def clean_slate() -> float:
     """Empty the gateway's tables and wait until Cassandra is idle (flushes and compactions of the previous phase
     done), so each phase measures the gateway at that load, not the previous phase's background work. Returns
@@ -328,7 +339,7 @@ def compare(variant: dict[str, str], repeat: int, frames_file: Path, frames: int
     """The default configuration and a variant, alternated in one run (this VM drifts within minutes, so only
     neighbouring runs compare): file replay rate and steady latency of each, and their ratios."""
     label = " ".join(f"{k}={v}" for k, v in variant.items())
-    print(f"comparing the defaults with {label}, {repeat} alternations\n")
+    print(f"comparing the defaults with {label}, {repeat} alternations; machine state: {machine_state()}\n")
     ratios: list[tuple[float, float]] = []
     for i in range(repeat):
         figures = []
@@ -344,7 +355,8 @@ def compare(variant: dict[str, str], repeat: int, frames_file: Path, frames: int
         ratios.append((figures[1][0] / figures[0][0], figures[1][1] / figures[0][1]))
     rates, p99s = sorted(r for r, _ in ratios), sorted(p for _, p in ratios)
     print(f"\nvariant / defaults, median of {repeat}: rows/s {rates[len(rates) // 2]:.2f}, "
-          f"p99 {p99s[len(p99s) // 2]:.2f}   (each: {', '.join(f'{r:.2f}/{p:.2f}' for r, p in ratios)})")
+          f"p99 {p99s[len(p99s) // 2]:.2f}   (each: {', '.join(f'{r:.2f}/{p:.2f}' for r, p in ratios)})\n"
+          f"machine state at the end: {machine_state()}")
 
 
 def gateway_batching() -> tuple[int, int]:
@@ -363,7 +375,7 @@ def main() -> None:
     p.add_argument("--reference-rows", type=int, default=200_000)
     p.add_argument("--latte-seconds", type=int, default=30)
     p.add_argument("--warmup-frames", type=int, default=100_000,
-                   help="frames replayed first and not measured: a just-started node spends a core on JIT")
+                   help="frames replayed first and not measured (see warm_up)")
     p.add_argument("--variant", action="append", default=[], metavar="TELEMETRY_KEY=VALUE",
                    help="compare the defaults with this setting instead (repeatable: one variant of several keys)")
     p.add_argument("--repeat", type=int, default=3, help="alternations with --variant")
@@ -376,18 +388,15 @@ def main() -> None:
     rows_per_frame = 4
     if args.variant:
         variant = dict(item.split("=", 1) for item in args.variant)
-        bench_file(frames_file, args.frames)  # warm-up
+        if args.warmup_frames:
+            warm_up(args)
         compare(variant, args.repeat, frames_file, args.frames, args)
         return
     print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
-          f"shared with it\nmachine state: CPU loop (sum of range(30M)) {cpu_reference_s():.2f} s, pipe round trip "
-          f"{wakeup_reference_us():.0f} µs\n")
+          f"shared with it\nmachine state: {machine_state()}\n")
 
     if args.warmup_frames:
-        warmup_file = WORK / f"frames-{args.warmup_frames}-{args.sources}.txt"
-        simulate_file(warmup_file, args.warmup_frames, args.sources)
-        warmup = bench_file(warmup_file, args.warmup_frames)
-        print(f"warm-up          {args.warmup_frames * 4:>9,} rows  {warmup.rate():>9,.0f} rows/s   (not measured)",
+        print(f"warm-up          {args.warmup_frames * 4:>9,} rows  {warm_up(args):>9,.0f} rows/s   (not measured)",
               flush=True)
     print(f"(each phase starts on empty tables and an idle node: waited {clean_slate():.0f} s)", flush=True)
 
@@ -436,7 +445,7 @@ def main() -> None:
     print(f"  gateway file replay / pre-built batches:          {file_rate / ceiling:.2f}")
     print(f"  gateway pty / file replay:                        {pty_rate / file_rate:.2f}")
     print(f"  backlog drain / live (file) rate:                 {drain_rate / file_rate:.2f}   (target >= 0.80)")
-    print(f"machine state at the end: CPU loop {cpu_reference_s():.2f} s, pipe round trip {wakeup_reference_us():.0f} µs")
+    print(f"machine state at the end: {machine_state()}")
     print(f"targets: >= 100,000 rows/s: {file_rate:,.0f}; p99 <= 50 ms at 1,000 frames/s: {p99:.1f} ms; "
           f"RSS <= 80 MB: {max(file_run.peak_rss_kb, pty_run.peak_rss_kb, lat_run.peak_rss_kb) / 1024:.0f} MB")
 

@@ -2,5 +2,4 @@ import sys
 
 from .cli import main
 
-if __name__ == "__main__":  # the sender process (spawn) imports this module again
-    sys.exit(main())
+sys.exit(main())
