@@ -30,6 +30,22 @@ def test_commit_take_ack_and_reopen(tmp_path):
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+@pytest.mark.parametrize("count", [1, 7, 8, 41, 128, 169, 300])
+def test_every_group_size_is_stored_whole_and_taken_back_in_order(tmp_path, count):
+    # commits use multi-row INSERTs of a few fixed sizes and take() parses one JSON row: every size, whole
+    spool = Spool(tmp_path / "s.sqlite")
+    spool.commit(frames(2), [])
+    spool.commit(frames(count, start=2, source="a-b_C9"), [])
+    taken = spool.take(after_id=0, limit=count + 10)
+    assert spool.depth == len(taken) == count + 2
+    assert [f.id for f in taken] == sorted({f.id for f in taken})
+    assert [(f.source, f.ts_ms, f.received_ms, f.values) for f in taken] == \
+        [("G" if i < 2 else "a-b_C9", 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i))))
+         for i in range(count + 2)]
+    assert spool.take(after_id=taken[count - 1].id, limit=2) == taken[count:]
+    assert spool.take(after_id=taken[-1].id, limit=5) == []
+
+
 def test_ids_only_grow_even_after_the_spool_emptied(tmp_path):
     spool = Spool(tmp_path / "s.sqlite")
     spool.commit(frames(3), [])
