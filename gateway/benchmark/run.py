@@ -63,6 +63,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def jit_cpu_seconds(pid: int) -> float:
+    """CPU time of a JVM's JIT compiler threads so far (the threads named "C1/C2 CompilerThread...")."""
+    total = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if " CompilerThre" in (task / "comm").read_text():
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:  # the thread ended meanwhile
+            pass
+    return total
+
+
 def cassandra_pid() -> int:
     return int((ROOT / ".state" / "cassandra" / "node1" / "cassandra.pid").read_text())
 
@@ -166,29 +179,34 @@ def machine_state() -> str:
     return f"CPU loop (sum of range(30M)) {cpu_reference_s():.2f} s, pipe round trip {wakeup_reference_us():.0f} µs"
 
 
-WARMUP_ROUNDS_MAX = 8
+WARMUP_ROUNDS_MAX = 12
+JIT_SETTLED = 0.10  # share of Cassandra's CPU spent by its JIT compilers in a round, below which it counts as warm
 
 
-def warm_up(args) -> list[tuple[float, float]]:
-    """Replays args.warmup_frames, unmeasured, until Cassandra's CPU per row stops falling: a just-started node
-    spends up to a core on JIT compilation for its first few million rows (1M-row replays after a restart here:
-    20.2, 15.5, 9.9, 9.3 µs a row). Returns each round's (rows/s, Cassandra CPU µs per row)."""
+def warm_up(args) -> list[tuple[float, float, float]]:
+    """Replays args.warmup_frames, unmeasured, until Cassandra's JIT compilers are nearly idle. After a restart
+    they took 41-55% of its CPU over the first 2M rows here, then 16, 16 and 10% over the next three 400k-row
+    rounds. Cassandra's CPU per row is no signal of that, as it also falls with the rate (paced batches: 16.5 µs a
+    row at 40k rows/s, 7.0 at 160k). Returns each round's (rows/s, Cassandra CPU µs per row, JIT share of it)."""
     warmup_file = WORK / f"frames-{args.warmup_frames}-{args.sources}.txt"
     simulate_file(warmup_file, args.warmup_frames, args.sources)
-    rounds: list[tuple[float, float]] = []
+    rounds: list[tuple[float, float, float]] = []
     while len(rounds) < WARMUP_ROUNDS_MAX:
         clean_slate()
-        before = cpu_seconds(cassandra_pid())
+        pid = cassandra_pid()
+        cpu, jit = cpu_seconds(pid), jit_cpu_seconds(pid)
         rate = bench_file(warmup_file, args.warmup_frames).rate()
-        rounds.append((rate, (cpu_seconds(cassandra_pid()) - before) / (args.warmup_frames * 4) * 1e6))
-        if len(rounds) >= 2 and rounds[-1][1] > 0.9 * min(cpu for _, cpu in rounds[:-1]):
-            break  # no longer 10% better than the best round so far: settled
+        cpu, jit = cpu_seconds(pid) - cpu, jit_cpu_seconds(pid) - jit
+        rounds.append((rate, cpu / (args.warmup_frames * 4) * 1e6, jit / max(cpu, 1e-9)))
+        if rounds[-1][2] < JIT_SETTLED:
+            break
     return rounds
 
 
-def warm_up_line(rounds: list[tuple[float, float]], rows: int) -> str:
-    return (f"warm-up, {len(rounds)} × {rows:,} rows (not measured; until Cassandra's CPU per row settles): "
-            + ", ".join(f"{rate:,.0f} rows/s at {cpu:.1f} µs" for rate, cpu in rounds))
+def warm_up_line(rounds: list[tuple[float, float, float]], rows: int) -> str:
+    return (f"warm-up, {len(rounds)} × {rows:,} rows (not measured; until Cassandra's JIT compilers use < "
+            f"{JIT_SETTLED:.0%} of its CPU): "
+            + ", ".join(f"{rate:,.0f} rows/s at {cpu:.1f} µs ({jit:.0%} JIT)" for rate, cpu, jit in rounds))
 
 
 def clean_slate() -> float:
