@@ -75,7 +75,8 @@ class SpoolFull(Exception):
 
 
 class SpoolFormatError(Exception):
-    """The spool file was written by a newer gateway: refuse it rather than misread it."""
+    """The spool file was written by a newer gateway, or this Python's SQLite cannot read it: refuse to start
+    rather than fail later."""
 
 
 class NewFrame(NamedTuple):  # a tuple, in the column order of the INSERT
@@ -119,6 +120,11 @@ class Spool:
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._reader_lock = threading.Lock()
+        try:
+            self._reader.execute(_TAKE_SQL, (0, 0)).fetchall()
+        except sqlite3.OperationalError as error:  # JSON functions are built in from SQLite 3.38, often before
+            raise SpoolFormatError(f"this Python's SQLite {sqlite3.sqlite_version} cannot read the spool ({error}); "
+                                   "it needs the JSON functions (SQLite 3.38+, or a build with JSON1)") from error
         self._checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._checkpointer_lock = threading.Lock()
         # The cap is SQLite's own: past it a write fails like on a full disk, so one path handles both.

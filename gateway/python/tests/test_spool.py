@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+import telemetry_gateway.spool as spool_module
 from telemetry_gateway.spool import FORMAT_VERSION, NewFrame, Spool, SpoolFormatError, SpoolFull
 
 
@@ -129,3 +130,10 @@ def test_commits_never_checkpoint_and_checkpoint_copies_the_whole_wal(tmp_path):
     assert spool.checkpoint()[0] < 10
     assert spool.depth == 30_001
     spool.close()
+
+
+def test_a_sqlite_that_cannot_run_take_is_refused_at_open(tmp_path, monkeypatch):
+    # stands in for a SQLite without the JSON functions: the gateway must refuse to start, not fail on first take
+    monkeypatch.setattr(spool_module, "_TAKE_SQL", "SELECT no_such_function(?, ?)")
+    with pytest.raises(SpoolFormatError, match="JSON functions"):
+        Spool(tmp_path / "s.sqlite")
