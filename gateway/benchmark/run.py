@@ -57,10 +57,15 @@ def quantile(samples: dict[str, float], name: str, q: float, since: dict[str, fl
     return lower
 
 
+def stat_cpu_seconds(stat: Path) -> float:
+    """User + system CPU time so far from a /proc .../stat file (a process's or one of its threads')."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return stat_cpu_seconds(Path(f"/proc/{pid}/stat"))
 
 
 def jit_cpu_seconds(pid: int) -> float:
@@ -69,8 +74,7 @@ def jit_cpu_seconds(pid: int) -> float:
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             if " CompilerThre" in (task / "comm").read_text():
-                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                total += stat_cpu_seconds(task / "stat")
         except OSError:  # the thread ended meanwhile
             pass
     return total
