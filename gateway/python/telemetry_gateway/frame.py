@@ -37,6 +37,11 @@ _PAIR = rb"[a-z][a-z0-9_]{0,15}=[+-]?[0-9]+(?:\.[0-9]+)?"
 _COMMON_FRAME = re.compile(rb"\$(T1,([A-Za-z0-9_-]{1,32}),(0|[1-9][0-9]{0,4}),(" + _PAIR + rb"(?:," + _PAIR +
                            rb")*))\*([0-9A-F]{4})")
 _LEGACY_RESERVED = ("source", "destination", "action")
+# The key layouts of common frames (a board sends the same keys in every frame), each with its keys as text, or
+# None when the frame needs the full path (it has a t or a repeated key): checked once per layout, not per frame.
+_common_layouts: dict[tuple[bytes, ...], tuple[str, ...] | None] = {}
+_COMMON_LAYOUTS_MAX = 1024  # cleared past it: layouts from garbled lines never pile up
+_UNSEEN = object()
 
 
 class Frame(NamedTuple):  # a tuple: built for every line, so it must be cheap to build
@@ -90,12 +95,22 @@ def _decode_v1(frame: bytes) -> Decoded:
         body, source, seq, pairs, crc_hex = common.groups()
         if crc16_ccitt_false(body) != int(crc_hex, 16):
             return Reject("bad_crc")
-        values = [pair.split(b"=") for pair in pairs.split(b",")]
-        keys = {key for key, _ in values}
-        if b"t" not in keys and len(keys) == len(values) and int(seq) < SEQ_MODULUS:
-            return Frame("v1", source.decode("ascii"), int(seq), None,
-                         tuple([(key.decode("ascii"), float(value)) for key, value in values]))
+        fields = pairs.replace(b"=", b",").split(b",")  # key, value, key, value...: the match checked each pair
+        keys = tuple(fields[0::2])
+        names = _common_layouts.get(keys, _UNSEEN)
+        if names is _UNSEEN:
+            names = _common_layout(keys)
+        if names is not None and int(seq) < SEQ_MODULUS:
+            return Frame("v1", source.decode("ascii"), int(seq), None, tuple(zip(names, map(float, fields[1::2]))))
     return _decode_v1_steps(frame)
+
+
+def _common_layout(keys: tuple[bytes, ...]) -> tuple[str, ...] | None:
+    if len(_common_layouts) >= _COMMON_LAYOUTS_MAX:
+        _common_layouts.clear()
+    common = b"t" not in keys and len(set(keys)) == len(keys)
+    names = _common_layouts[keys] = tuple(key.decode("ascii") for key in keys) if common else None
+    return names
 
 
 def _decode_v1_steps(frame: bytes) -> Decoded:
