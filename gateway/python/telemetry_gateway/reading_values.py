@@ -18,7 +18,8 @@ def _doubles(count: int) -> struct.Struct:
 
 def pack_values(values: tuple[tuple[str, float], ...]) -> tuple[str, bytes]:
     """(("temp_in", 5.5), ("light", 0.0)) → ("temp_in,light", 16 bytes)."""
-    return ",".join([name for name, _ in values]), _doubles(len(values)).pack(*[value for _, value in values])
+    names, numbers = zip(*values)
+    return ",".join(names), _doubles(len(numbers)).pack(*numbers)
 
 
 @lru_cache(maxsize=1024)
