@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+from bisect import bisect_left
+from typing import Iterable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.metrics_core import HistogramMetricFamily
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 # Dense around the 50 ms delivery target, so its p99 is read from the histogram without a wide bucket to guess in.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
@@ -29,8 +36,8 @@ class Metrics:
                                         registry=r)
         self.write_latency = Histogram(p + "write_latency_seconds", "Cassandra request latency",
                                        buckets=LATENCY_BUCKETS, registry=r)
-        self.delivery_latency = Histogram(p + "delivery_latency_seconds", "Line read to its readings rows acknowledged by Cassandra",
-                                          buckets=LATENCY_BUCKETS, registry=r)
+        self.delivery_latency = CountedHistogram(p + "delivery_latency_seconds", "Line read to its readings rows "
+                                                 "acknowledged by Cassandra", LATENCY_BUCKETS, registry=r)
         self.cassandra_up = Gauge(p + "cassandra_up", "1 while Cassandra answers writes", registry=r)
         self.input_up = Gauge(p + "input_up", "1 while the input is open", ["input"], registry=r)
         self.spool_frames = Gauge(p + "spool_frames", "Frames in the spool, not yet acknowledged", registry=r)
@@ -38,3 +45,40 @@ class Metrics:
         self.spool_full = Counter(p + "spool_full", "Spool commits refused for lack of room", ["kind"], registry=r)
         self.spool_dropped = Counter(p + "spool_dropped_frames", "Oldest frames dropped (when_full = drop_oldest)",
                                      registry=r)
+
+
+class CountedHistogram(Collector):
+    """A Prometheus histogram that takes many equal observations in one call.
+
+    Every frame of a read shares its delivery latency, and at 25k frames/s the client library's Histogram (one
+    observe() per frame, with a lock, no count argument) took 16% of the sender's CPU. Exposed exactly like a
+    Histogram: _bucket{le}, _count, _sum.
+    """
+
+    def __init__(self, name: str, documentation: str, buckets: Iterable[float], registry: CollectorRegistry) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._bounds = [*sorted(buckets), float("inf")]
+        self._counts = [0] * len(self._bounds)
+        self._sum = 0.0
+        self._lock = threading.Lock()
+        registry.register(self)
+
+    def observe(self, amount: float, count: int = 1) -> None:
+        """count observations of amount."""
+        i = bisect_left(self._bounds, amount)  # the first bucket with amount <= its bound
+        with self._lock:
+            self._counts[i] += count
+            self._sum += amount * count
+
+    def collect(self) -> Iterable[HistogramMetricFamily]:
+        with self._lock:
+            counts, total = list(self._counts), self._sum
+        cumulative, buckets = 0, []
+        for bound, count in zip(self._bounds, counts):
+            cumulative += count
+            buckets.append((floatToGoString(bound), cumulative))
+        yield HistogramMetricFamily(self._name, self._documentation, buckets=buckets, sum_value=total)
+
+    def describe(self) -> Iterable[HistogramMetricFamily]:
+        yield HistogramMetricFamily(self._name, self._documentation)

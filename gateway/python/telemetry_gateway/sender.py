@@ -19,8 +19,9 @@ import heapq
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
+from operator import attrgetter
 from datetime import date, datetime, timezone
 from typing import Callable
 
@@ -39,6 +40,7 @@ from .write_plan import LatestRow, plan_writes
 # `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
 # write of each per chunk would double the requests.
 FLUSH_S = 0.5
+_RECEIVED_MS = attrgetter("received_ms")
 
 
 @dataclass
@@ -311,7 +313,8 @@ class Sender:
         self._metrics.frames_written.inc(len(chunk.frames))
         now_ms = time.time() * 1000
         observe = self._metrics.delivery_latency.observe
-        for frame in chunk.frames:
-            observe(max(0.0, (now_ms - frame.received_ms) / 1000))
+        # the frames of a read share their receipt time: one observation per read, not per frame
+        for received_ms, frames in Counter(map(_RECEIVED_MS, chunk.frames)).items():
+            observe(max(0.0, (now_ms - received_ms) / 1000), frames)
         chunk.frames = []
         self._written.append(chunk)
