@@ -10,9 +10,12 @@ import binascii
 import json
 import math
 import re
+import struct
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterable, NamedTuple, Sequence, Union
+
+from .reading_values import doubles_struct, pack_values, unpack_values
 
 MAX_LINE_BYTES = 200
 SEQ_MODULUS = 65536
@@ -37,9 +40,10 @@ _PAIR = rb"[a-z][a-z0-9_]{0,15}=[+-]?[0-9]+(?:\.[0-9]+)?"
 _COMMON_FRAME = re.compile(rb"\$(T1,([A-Za-z0-9_-]{1,32}),(0|[1-9][0-9]{0,4}),(" + _PAIR + rb"(?:," + _PAIR +
                            rb")*))\*([0-9A-F]{4})")
 _LEGACY_RESERVED = ("source", "destination", "action")
-# The key layouts of common frames (a board sends the same keys in every frame), each with its keys as text, or
-# None when the frame needs the full path (it has a t or a repeated key): checked once per layout, not per frame.
-_common_layouts: dict[tuple[bytes, ...], tuple[str, ...] | None] = {}
+# The key layouts of common frames (a board sends the same keys in every frame), each with its metric names and
+# the packing of its values, or None when the frame needs the full path (it has a t or a repeated key): checked
+# once per layout, not per frame.
+_common_layouts: dict[tuple[bytes, ...], tuple[str, struct.Struct] | None] = {}
 _COMMON_LAYOUTS_MAX = 1024  # cleared past it: layouts from garbled lines never pile up
 _UNSEEN = object()
 
@@ -49,7 +53,18 @@ class Frame(NamedTuple):  # a tuple: built for every line, so it must be cheap t
     source: str
     seq: int | None
     t: int | None  # Unix ms from the sender, or None: the gateway stamps the time of receipt
-    values: tuple[tuple[str, float], ...]
+    # The values as the spool and the CQL writes take them (reading_values): packed once, here.
+    metrics: str
+    vals: bytes
+
+    @classmethod
+    def of(cls, format: str, source: str, seq: int | None, t: int | None,
+           values: tuple[tuple[str, float], ...]) -> Frame:
+        return cls(format, source, seq, t, *pack_values(values))
+
+    @property
+    def values(self) -> tuple[tuple[str, float], ...]:
+        return unpack_values(self.metrics, self.vals)
 
 
 @dataclass(frozen=True)
@@ -97,20 +112,22 @@ def _decode_v1(frame: bytes) -> Decoded:
             return Reject("bad_crc")
         fields = pairs.replace(b"=", b",").split(b",")  # key, value, key, value...: the match checked each pair
         keys = tuple(fields[0::2])
-        names = _common_layouts.get(keys, _UNSEEN)
-        if names is _UNSEEN:
-            names = _common_layout(keys)
-        if names is not None and int(seq) < SEQ_MODULUS:
-            return Frame("v1", source.decode("ascii"), int(seq), None, tuple(zip(names, map(float, fields[1::2]))))
+        layout = _common_layouts.get(keys, _UNSEEN)
+        if layout is _UNSEEN:
+            layout = _common_layout(keys)
+        if layout is not None and int(seq) < SEQ_MODULUS:
+            metrics, doubles = layout
+            return Frame("v1", source.decode("ascii"), int(seq), None, metrics,
+                         doubles.pack(*map(float, fields[1::2])))
     return _decode_v1_steps(frame)
 
 
-def _common_layout(keys: tuple[bytes, ...]) -> tuple[str, ...] | None:
+def _common_layout(keys: tuple[bytes, ...]) -> tuple[str, struct.Struct] | None:
     if len(_common_layouts) >= _COMMON_LAYOUTS_MAX:
         _common_layouts.clear()
     common = b"t" not in keys and len(set(keys)) == len(keys)
-    names = _common_layouts[keys] = tuple(key.decode("ascii") for key in keys) if common else None
-    return names
+    layout = _common_layouts[keys] = (b",".join(keys).decode("ascii"), doubles_struct(len(keys))) if common else None
+    return layout
 
 
 def _decode_v1_steps(frame: bytes) -> Decoded:
@@ -153,7 +170,7 @@ def _decode_v1_steps(frame: bytes) -> Decoded:
             return Reject("bad_value")
     if not values:
         return Reject("no_values")
-    return Frame("v1", source.decode("ascii"), int(seq), t, tuple(values))
+    return Frame.of("v1", source.decode("ascii"), int(seq), t, tuple(values))
 
 
 class _DuplicateMember(Exception):
@@ -206,7 +223,7 @@ def _decode_legacy(line: bytes) -> Decoded:
         values.append((name, number))
     if not values:
         return Reject("no_values")
-    return Frame("legacy", source, None, None, tuple(values))
+    return Frame.of("legacy", source, None, None, tuple(values))
 
 
 ValueText = Union[str, int, float]

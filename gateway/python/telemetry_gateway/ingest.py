@@ -134,7 +134,7 @@ class Ingest:
             self._metrics.time_refused.labels(frame.source).inc()
             self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
-        return NewFrame.of(frame.source, stamp.ts_ms, received_ms, frame.values)
+        return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
 
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int]) -> bool:
         try:

@@ -12,14 +12,14 @@ DOUBLE_BYTES = 8
 
 
 @lru_cache(maxsize=64)
-def _doubles(count: int) -> struct.Struct:
+def doubles_struct(count: int) -> struct.Struct:
     return struct.Struct(f">{count}d")
 
 
 def pack_values(values: tuple[tuple[str, float], ...]) -> tuple[str, bytes]:
     """(("temp_in", 5.5), ("light", 0.0)) → ("temp_in,light", 16 bytes)."""
     names, numbers = zip(*values)
-    return ",".join(names), _doubles(len(numbers)).pack(*numbers)
+    return ",".join(names), doubles_struct(len(numbers)).pack(*numbers)
 
 
 @lru_cache(maxsize=1024)
@@ -29,4 +29,4 @@ def metric_names(names: str) -> tuple[str, ...]:
 
 def unpack_values(names: str, data: bytes) -> tuple[tuple[str, float], ...]:
     metrics = metric_names(names)
-    return tuple(zip(metrics, _doubles(len(metrics)).unpack(data)))
+    return tuple(zip(metrics, doubles_struct(len(metrics)).unpack(data)))

@@ -18,6 +18,11 @@ class SeqVerdict(NamedTuple):  # one per frame: a tuple is the cheapest immutabl
     restarted: bool  # seq went back to 0: the board rebooted (not counted as loss)
 
 
+_DUPLICATE = SeqVerdict(duplicate=True, missing=0, restarted=False)
+_NEXT = SeqVerdict(duplicate=False, missing=0, restarted=False)  # in order, or a source's first frame
+_RESTARTED = SeqVerdict(duplicate=False, missing=0, restarted=True)
+
+
 class SeqTracker:
     def __init__(self, duplicate_window_ms: int, max_remembered: int = 64) -> None:
         self._window = duplicate_window_ms
@@ -30,16 +35,16 @@ class SeqTracker:
         while seen and (len(seen) >= self._max or now_ms - next(iter(seen.values())) > self._window):
             seen.popitem(last=False)
         if seq in seen:
-            return SeqVerdict(duplicate=True, missing=0, restarted=False)
+            return _DUPLICATE
         seen[seq] = now_ms
 
         last = self._last.get(source)
         self._last[source] = seq
         if last is None:
-            return SeqVerdict(False, 0, False)
+            return _NEXT
         expected = (last + 1) % SEQ_MODULUS
         if seq == expected:
-            return SeqVerdict(False, 0, False)
+            return _NEXT
         if seq == 0:
-            return SeqVerdict(False, 0, True)
+            return _RESTARTED
         return SeqVerdict(False, (seq - expected) % SEQ_MODULUS, False)

@@ -34,7 +34,7 @@ def test_encode_refuses_what_would_not_decode(args):
 
 def test_encode_with_time_round_trips():
     line = encode_frame("logger1", 9, [("temp_in", -3.25)], t=1700000000123)
-    assert decode_line(line) == Frame("v1", "logger1", 9, 1700000000123, (("temp_in", -3.25),))
+    assert decode_line(line) == Frame.of("v1", "logger1", 9, 1700000000123, (("temp_in", -3.25),))
 
 
 sources = st.from_regex(r"[A-Za-z0-9_-]{1,32}", fullmatch=True)
@@ -50,7 +50,7 @@ def test_encode_decode_round_trip(source, seq, values):
         line = encode_frame(source, seq, list(values.items()))
     except ValueError:  # over 200 bytes: the encoder refuses rather than emit a line that is rejected
         return
-    assert decode_line(line) == Frame("v1", source, seq, None, tuple(values.items()))
+    assert decode_line(line) == Frame.of("v1", source, seq, None, tuple(values.items()))
 
 
 @settings(max_examples=1000)

@@ -32,7 +32,7 @@ def test_encode(case):
 @cases("encode.json")
 def test_encoded_lines_decode_back(case):
     decoded = decode_line(case["line"].encode("latin-1"))
-    assert decoded == Frame("v1", case["source"], case["seq"], case["t"],
+    assert decoded == Frame.of("v1", case["source"], case["seq"], case["t"],
                             tuple((k, float(v)) for k, v in case["values"]))
 
 
