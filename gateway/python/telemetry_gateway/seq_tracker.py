@@ -31,11 +31,16 @@ class SeqTracker:
         self._last: dict[str, int] = {}
 
     def observe(self, source: str, seq: int, now_ms: int) -> SeqVerdict:
-        seen = self._seen.setdefault(source, OrderedDict())
-        while seen and (len(seen) >= self._max or now_ms - next(iter(seen.values())) > self._window):
-            seen.popitem(last=False)
-        if seq in seen:
-            return _DUPLICATE
+        seen = self._seen.get(source)
+        if seen is None:
+            seen = self._seen[source] = OrderedDict()
+        seen_ms = seen.get(seq)
+        if seen_ms is not None:
+            if now_ms - seen_ms <= self._window:
+                return _DUPLICATE
+            del seen[seq]  # seen too long ago: a wrapped counter; remembered anew below
+        elif len(seen) >= self._max:
+            seen.popitem(last=False)  # the oldest; past the window or not, only the last few seqs count
         seen[seq] = now_ms
 
         last = self._last.get(source)
