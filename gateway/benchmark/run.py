@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -27,6 +28,7 @@ KEYSPACE = "gateway_bench"
 LATTE = ROOT / ".state" / "latte" / "bin" / "latte"
 LATTE_VERSION = "0.29.0"
 STEADY_AFTER_S = 3  # the latency run's start-up, left out of its figures
+ROWS_PER_FRAME = 4  # the simulator's boards send 4 metrics a frame
 
 
 def sh(*args, **kw) -> subprocess.CompletedProcess:
@@ -286,6 +288,65 @@ def bench_backlog(frames_file: Path, frames: int) -> tuple[float, float]:
     return drain.rate(), frames / fill_s
 
 
+def open_fifo_writer(fifo: Path, timeout_s: float = 60) -> int:
+    """The FIFO's write end, once the gateway has opened it for reading (a plain open would wait forever if the
+    gateway never did)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while nobody reads it
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"bench: the gateway never opened {fifo}; see {WORK}/gateway-9306.log")
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
+
+
+def bench_paced(rows_per_s: float, seconds: int, sources: int) -> tuple[Run, list[float], float, float]:
+    """Frames offered at a fixed rate for `seconds` (through a FIFO, as boards send them, not as fast as a file
+    can be read): whether the gateway keeps up. A gateway that cannot would end with the shortfall of every second
+    in its spool. Returns the run, the rows/s written in each 10 s of the input, the most frames waiting in the
+    spool, and how long after the input ended the last row was written."""
+    frames = int(rows_per_s / ROWS_PER_FRAME * seconds)
+    frames_file = WORK / f"frames-{frames}-{sources}.txt"
+    simulate_file(frames_file, frames, sources)
+    lines = frames_file.read_bytes().splitlines(keepends=True)
+    fifo = WORK / "paced.fifo"
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    for p in WORK.glob("paced.sqlite*"):
+        p.unlink()
+    run = Run(["--input", str(fifo), "--exit-when-drained", "--spool", str(WORK / "paced.sqlite")], 9306)
+    offered: list[float] = []  # when the input started and ended
+
+    def offer() -> None:
+        with open(open_fifo_writer(fifo), "wb") as out:
+            offered.append(time.monotonic())
+            sent = 0
+            while sent < frames:
+                due = min(frames, int((time.monotonic() - offered[0]) * rows_per_s / ROWS_PER_FRAME))
+                out.write(b"".join(lines[sent:due]))
+                out.flush()
+                sent = due
+                time.sleep(0.005)
+        offered.append(time.monotonic())
+
+    offering = threading.Thread(target=offer)
+    offering.start()
+    samples: list[tuple[float, float, float]] = []  # (time, frames in the spool, rows written)
+    run.watch(lambda m: samples.append((time.monotonic(), m.get("telemetry_gateway_spool_frames", 0),
+                                        m.get("telemetry_gateway_rows_written_total", 0))) and False)
+    offering.join()
+    fifo.unlink()
+    (started, ended), last_written = offered, samples[-1][2]
+    during = [(t, rows) for t, _, rows in samples if started <= t <= ended]
+    per_10s = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(during[::40], during[40::40])]  # samples 0.25 s apart
+    caught_up = next(t for t, _, rows in samples if rows >= last_written) - ended
+    return run, per_10s, max(depth for _, depth, _ in samples), caught_up
+
+
 def batched_reference(rows: int, batch_rows: int, in_flight: int) -> tuple[float, float]:
     """The ceiling for any client of this driver here: the readings insert in single-partition UNLOGGED batches of
     batch_rows rows, all built before the clock starts, sent with in_flight requests. Returns rows/s and
@@ -409,6 +470,8 @@ def gateway_batching() -> tuple[int, int]:
 def main() -> None:
     p = argparse.ArgumentParser(prog="gateway/bench", description=__doc__)
     p.add_argument("--frames", type=int, default=250_000, help="frames for the file run (4 rows each)")
+    p.add_argument("--paced-rate", type=int, default=100_000, help="rows/s offered in the paced run")
+    p.add_argument("--paced-seconds", type=int, default=30, help="length of the paced run")
     p.add_argument("--pty-frames", type=int, default=100_000)
     p.add_argument("--sources", type=int, default=20)
     p.add_argument("--latency-seconds", type=int, default=20, help="length of the 1,000 frames/s run")
@@ -425,7 +488,6 @@ def main() -> None:
     fresh_keyspace()
     frames_file = WORK / f"frames-{args.frames}-{args.sources}.txt"
     simulate_file(frames_file, args.frames, args.sources)
-    rows_per_frame = 4
     if args.variant:
         variant = dict(item.split("=", 1) for item in args.variant)
         if args.warmup_frames:
@@ -443,15 +505,22 @@ def main() -> None:
     file_run = bench_file(frames_file, args.frames)
     cassandra_cpu = cpu_seconds(cassandra_pid()) - cassandra_cpu
     file_rate = file_run.rate()
-    rows = args.frames * rows_per_frame
+    rows = args.frames * ROWS_PER_FRAME
     print(f"file replay      {rows:>9,} rows  {file_rate:>9,.0f} rows/s   peak RSS {file_run.peak_rss_kb / 1024:.0f} MB   "
           f"CPU per row: gateway {file_run.cpu_s / rows * 1e6:.1f} µs, Cassandra {cassandra_cpu / rows * 1e6:.1f} µs",
           flush=True)
 
     clean_slate()
+    paced_run, paced_10s, paced_depth, caught_up = bench_paced(args.paced_rate, args.paced_seconds, args.sources)
+    paced = f"{args.paced_rate:,.0f} rows/s offered for {args.paced_seconds} s"
+    print(f"file, paced      {paced}: written at {', '.join(f'{r:,.0f}' for r in paced_10s)} rows/s (each 10 s), "
+          f"at most {paced_depth:,.0f} frames waiting in the spool, all written {caught_up:.1f} s after the input "
+          f"ended   peak RSS {paced_run.peak_rss_kb / 1024:.0f} MB", flush=True)
+
+    clean_slate()
     pty_run, _, _ = bench_pty(args.pty_frames, args.sources, 0, 9302)
     pty_rate = pty_run.rate()
-    print(f"pty, unpaced     {args.pty_frames * rows_per_frame:>9,} rows  {pty_rate:>9,.0f} rows/s   "
+    print(f"pty, unpaced     {args.pty_frames * ROWS_PER_FRAME:>9,} rows  {pty_rate:>9,.0f} rows/s   "
           f"peak RSS {pty_run.peak_rss_kb / 1024:.0f} MB", flush=True)
 
     clean_slate()
@@ -463,8 +532,8 @@ def main() -> None:
 
     clean_slate()
     drain_rate, fill_rate = bench_backlog(frames_file, args.frames)
-    print(f"spool backlog    {args.frames * rows_per_frame:>9,} rows  drained at {drain_rate:,.0f} rows/s "
-          f"(filled at {fill_rate * rows_per_frame:,.0f} rows/s with Cassandra away)", flush=True)
+    print(f"spool backlog    {args.frames * ROWS_PER_FRAME:>9,} rows  drained at {drain_rate:,.0f} rows/s "
+          f"(filled at {fill_rate * ROWS_PER_FRAME:,.0f} rows/s with Cassandra away)", flush=True)
 
     batch_rows, in_flight = gateway_batching()
     clean_slate()
@@ -485,8 +554,10 @@ def main() -> None:
     print(f"  gateway pty / file replay:                        {pty_rate / file_rate:.2f}")
     print(f"  backlog drain / live (file) rate:                 {drain_rate / file_rate:.2f}   (target >= 0.80)")
     print(f"machine state at the end: {machine_state()}")
-    print(f"targets: >= 100,000 rows/s: {file_rate:,.0f}; p99 <= 50 ms at 1,000 frames/s: {p99:.1f} ms; "
-          f"RSS <= 80 MB: {max(file_run.peak_rss_kb, pty_run.peak_rss_kb, lat_run.peak_rss_kb) / 1024:.0f} MB")
+    runs = (file_run, paced_run, pty_run, lat_run)
+    print(f"targets: >= 100,000 rows/s: {file_rate:,.0f} (file replay); {paced}: all written {caught_up:.1f} s "
+          f"after the input ended; p99 <= 50 ms at 1,000 frames/s: {p99:.1f} ms; "
+          f"RSS <= 80 MB: {max(run.peak_rss_kb for run in runs) / 1024:.0f} MB")
 
 
 if __name__ == "__main__":
