@@ -21,8 +21,8 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from operator import attrgetter
 from datetime import date, datetime, timezone
+from operator import attrgetter
 from typing import Callable
 
 from cassandra import Unavailable, WriteTimeout, OperationTimedOut
