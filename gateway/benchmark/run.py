@@ -91,9 +91,10 @@ class Run:
 
     def __init__(self, args: list[str], port: int, env: dict | None = None) -> None:
         self.port = port
+        self.log = WORK / f"gateway-{port}.log"
         self.process = subprocess.Popen([*GATEWAY, "run", "--keyspace", KEYSPACE, "--metrics-listen",
                                          f"127.0.0.1:{port}", *args], stdout=subprocess.DEVNULL,
-                                        stderr=open(WORK / f"gateway-{port}.log", "w"),
+                                        stderr=open(self.log, "w"),
                                         env={**os.environ, **(env or {})})
         self.peak_rss_kb = 0
         self.cpu_s = 0.0
@@ -119,7 +120,7 @@ class Run:
             if until(last) or self.process.poll() is not None:
                 return last
             time.sleep(0.25)
-        raise SystemExit(f"bench: gave up after {timeout} s; see {WORK}/gateway-{self.port}.log")
+        raise SystemExit(f"bench: gave up after {timeout} s; see {self.log}")
 
     def rate(self) -> float:
         """Rows/s between the first and the last change of rows_written (start-up and idle tail excluded)."""
@@ -203,7 +204,7 @@ def warm_up(args) -> list[tuple[float, float, float]]:
         cpu, jit = cpu_seconds(pid), jit_cpu_seconds(pid)
         rate = bench_file(warmup_file, args.warmup_frames).rate()
         cpu, jit = cpu_seconds(pid) - cpu, jit_cpu_seconds(pid) - jit
-        rounds.append((rate, cpu / (args.warmup_frames * 4) * 1e6, jit / max(cpu, 1e-9)))
+        rounds.append((rate, cpu / (args.warmup_frames * ROWS_PER_FRAME) * 1e6, jit / max(cpu, 1e-9)))
         if rounds[-1][2] < JIT_SETTLED:
             break
     return rounds
@@ -288,7 +289,7 @@ def bench_backlog(frames_file: Path, frames: int) -> tuple[float, float]:
     return drain.rate(), frames / fill_s
 
 
-def open_fifo_writer(fifo: Path, timeout_s: float = 60) -> int:
+def open_fifo_writer(fifo: Path, gateway_log: Path, timeout_s: float = 60) -> int:
     """The FIFO's write end, once the gateway has opened it for reading (a plain open would wait forever if the
     gateway never did)."""
     deadline = time.monotonic() + timeout_s
@@ -297,7 +298,7 @@ def open_fifo_writer(fifo: Path, timeout_s: float = 60) -> int:
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while nobody reads it
         except OSError:
             if time.monotonic() > deadline:
-                raise SystemExit(f"bench: the gateway never opened {fifo}; see {WORK}/gateway-9306.log")
+                raise SystemExit(f"bench: the gateway never opened {fifo}; see {gateway_log}")
             time.sleep(0.05)
             continue
         os.set_blocking(fd, True)
@@ -309,7 +310,7 @@ def bench_paced(rows_per_s: float, seconds: int, sources: int) -> tuple[Run, lis
     can be read): whether the gateway keeps up. A gateway that cannot would end with the shortfall of every second
     in its spool. Returns the run, the rows/s written in each 10 s of the input, the most frames waiting in the
     spool, and how long after the input ended the gateway had written every row and exited (--exit-when-drained:
-    an upper bound, with its 0.2 s drain check, its shutdown and this 0.25 s sampling in it)."""
+    an upper bound, with its 0.2 s drain check, its shutdown and this bench's sampling in it)."""
     frames = int(rows_per_s / ROWS_PER_FRAME * seconds)
     frames_file = WORK / f"frames-{frames}-{sources}.txt"
     simulate_file(frames_file, frames, sources)
@@ -323,7 +324,7 @@ def bench_paced(rows_per_s: float, seconds: int, sources: int) -> tuple[Run, lis
     offered: list[float] = []  # when the input started and ended
 
     def offer() -> None:
-        with open(open_fifo_writer(fifo), "wb") as out:
+        with open(open_fifo_writer(fifo, run.log), "wb") as out:
             offered.append(time.monotonic())
             sent = 0
             while sent < frames:
@@ -343,10 +344,16 @@ def bench_paced(rows_per_s: float, seconds: int, sources: int) -> tuple[Run, lis
     offering.join()
     fifo.unlink()
     if run.process.returncode != 0:
-        raise SystemExit(f"bench: the paced gateway exited with {run.process.returncode}; see {WORK}/gateway-9306.log")
+        raise SystemExit(f"bench: the paced gateway exited with {run.process.returncode}; see {run.log}")
     started, ended = offered
-    during = [(t, rows) for t, _, rows in samples if started <= t <= ended]
-    per_10s = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(during[::40], during[40::40])]  # samples 0.25 s apart
+    per_10s, window = [], None  # rows/s over each whole 10 s of the input
+    for t, _, rows in samples:
+        if started <= t <= ended:
+            if window is None:
+                window = (t, rows)
+            elif t - window[0] >= 10:
+                per_10s.append((rows - window[1]) / (t - window[0]))
+                window = (t, rows)
     return run, per_10s, max(depth for _, depth, _ in samples), exited - ended
 
 
@@ -494,14 +501,14 @@ def main() -> None:
     if args.variant:
         variant = dict(item.split("=", 1) for item in args.variant)
         if args.warmup_frames:
-            print(warm_up_line(warm_up(args), args.warmup_frames * 4), flush=True)
+            print(warm_up_line(warm_up(args), args.warmup_frames * ROWS_PER_FRAME), flush=True)
         compare(variant, args.repeat, frames_file, args.frames, args)
         return
     print(f"gateway/bench: {args.sources} sources, 4 metrics a frame; local Cassandra, {os.cpu_count()} cores "
           f"shared with it\nmachine state: {machine_state()}\n")
 
     if args.warmup_frames:
-        print(warm_up_line(warm_up(args), args.warmup_frames * 4), flush=True)
+        print(warm_up_line(warm_up(args), args.warmup_frames * ROWS_PER_FRAME), flush=True)
     print(f"(each phase starts on empty tables and an idle node: waited {clean_slate():.0f} s)", flush=True)
 
     cassandra_cpu = cpu_seconds(cassandra_pid())
