@@ -4,6 +4,7 @@ TELEMETRY_TEST_NODE=N (default 1) runs the suites against node N on 127.0.0.N, s
 machine can each have a node; give each its own CASSANDRA_STATE_DIR and CASSANDRA_SEEDS=127.0.0.N too.
 """
 
+import errno
 import os
 import subprocess
 import uuid
@@ -65,3 +66,34 @@ def fresh_keyspace(cql):
 
 def migrate(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(MIGRATE), "--hosts", HOST, *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A real 8 MiB tmpfs (for full-disk tests: ENOSPC from the kernel, not a size cap), unmounted afterwards.
+    Mounting needs root, which `make test` has on the machines it is meant for."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs for the full-disk test needs root")
+    mount = tmp_path / "small-disk"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill_disk(folder: Path) -> Path:
+    """Writes a file into folder until the disk refuses (ENOSPC); returns it (delete it to free the room)."""
+    filler = folder / "filler"
+    chunk = b"\0" * 65536
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(chunk)
+        except OSError as error:
+            assert error.errno == errno.ENOSPC, error
+        try:
+            while True:
+                f.write(b"\0" * 512)
+        except OSError:
+            pass
+    return filler

@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import struct
 import subprocess
+import threading
 import time
 import tty
 import urllib.request
@@ -105,8 +106,8 @@ class GatewayUnderTest:
 
     @classmethod
     def configure(cls, tmp: Path, ports: list[Path], keyspace: str, host: str, fsync: str = "batch",
-                  extra: str = "") -> "GatewayUnderTest":
-        spool = tmp / "spool.sqlite"
+                  extra: str = "", spool: Path | None = None) -> "GatewayUnderTest":
+        spool = spool or tmp / "spool.sqlite"
         metrics_port = free_port()
         config = tmp / "gateway.toml"
         config.write_text(f"""
@@ -133,10 +134,12 @@ level = "info"
 """)
         return cls(config, spool, metrics_port, ports=tuple(ports), log_path=tmp / "gateway.log")
 
-    def start(self) -> None:
+    def start(self, **env: str) -> None:
+        """Starts the gateway (env: extra environment, e.g. TELEMETRY_CASSANDRA_PORT="1")."""
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen([*gateway_command(), "run", "--config", str(self.config_path)],
-                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        env={**os.environ, **env})
         wait_for(lambda: self.metrics_or_none() is not None, 30, "the gateway's metrics endpoint")
         # Ready to read only once every port is open: like a real serial driver, a port keeps nothing that was
         # sent while it was closed.
@@ -183,6 +186,60 @@ level = "info"
             return numbers
         finally:
             db.close()
+
+
+class PacedWriter(threading.Thread):
+    """A board sending numbered frames at a steady rate from a thread of its own, so a test can kill things at
+    random moments meanwhile. Even frame numbers carry an explicit t (a unique millisecond, so their rows' ts are
+    known exactly); odd ones are stamped on receipt by the gateway. Each frame is recorded when its last byte is
+    in the pty: (n, monotonic time, wall-clock ms)."""
+
+    def __init__(self, board: Board, stream: Stream, rate: float, t_base_ms: int) -> None:
+        super().__init__(daemon=True)
+        self.board, self.stream, self.rate, self.t_base_ms = board, stream, rate, t_base_ms
+        self.sent: list[tuple[int, float, int]] = []
+        self.stop_event = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        n, start = 0, time.monotonic()
+        try:
+            while not self.stop_event.is_set():
+                n += 1
+                self.board.write(self.frame(n), timeout=300)
+                self.sent.append((n, time.monotonic(), int(time.time() * 1000)))
+                time.sleep(max(0.0, start + n / self.rate - time.monotonic()))
+        except BaseException as error:  # reported by finish()
+            self.error = error
+
+    def frame(self, n: int) -> bytes:
+        return self.stream.frame(n, t=self.t_base_ms + n if n % 2 == 0 else None, temp_in=n / 10, light=n % 100)
+
+    def expected_values(self, n: int) -> dict[str, float]:
+        return {"n": float(n), "temp_in": n / 10, "light": float(n % 100)}
+
+    def finish(self) -> list[tuple[int, float, int]]:
+        self.stop_event.set()
+        self.join(timeout=330)
+        assert not self.is_alive(), "the writer is still blocked on a full pty"
+        if self.error is not None:
+            raise self.error
+        return self.sent
+
+
+def stored_frames(session, source: str, days) -> dict[int, list[tuple[int, dict[str, float]]]]:
+    """{frame number: [(ts ms, {metric: value}), ...]} for every frame stored for source on those UTC days: a frame
+    stored twice (under two timestamps) has two entries."""
+    by_ts: dict[int, dict[str, float]] = {}
+    for day in days:
+        for row in session.execute("SELECT metric, ts, value FROM readings WHERE source = %s AND day = %s",
+                                   [source, day]):
+            ts = int(row.ts.replace(tzinfo=timezone.utc).timestamp() * 1000)
+            by_ts.setdefault(ts, {})[row.metric] = row.value
+    frames: dict[int, list[tuple[int, dict[str, float]]]] = {}
+    for ts, values in by_ts.items():
+        frames.setdefault(int(values.get("n", -1)), []).append((ts, values))
+    return frames
 
 
 def scrape_metrics(port: int) -> dict[tuple[str, tuple], float] | None:

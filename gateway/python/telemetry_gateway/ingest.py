@@ -1,8 +1,11 @@
 """The ingest stage: decoded frames → duplicate check, timestamp → spool, committed in groups.
 
-One thread owns this stage, so the per-source state (seen seqs, last timestamps) needs no lock. Readers hand
-frames over through a bounded queue: when the spool cannot take more (cap reached with when_full = pause, or a
-full disk) the queue fills and the readers stop reading, instead of memory growing.
+One thread owns this stage, so the per-source state (seen seqs, last timestamps) needs no lock. Readers hand each
+read's frames over with the credit the read was made under (inputs.py); the credit goes back once those frames are
+committed, so what a crash can lose is bounded to a few reads. While the spool has no room (its cap with
+when_full = pause, or a full disk) the credits of committed reads are held back: the readers stop reading and the
+bytes wait in the kernel, not in memory. Frames already read are always committed: past the cap into the spool's
+headroom, on a full disk into the room the spool's reserve file gives up (spool.py).
 """
 
 from __future__ import annotations
@@ -27,19 +30,20 @@ GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and
 # short wait is enough to group them; at 1,000 frames/s 1 ms gave p50 5-10 ms and p99 36-95 ms from line to
 # written rows, 5 ms gave p50 16-21 ms and p99 83-162 ms.
 GROUP_LINGER_S = 0.001
-# Reads (up to inputs.READ_CHUNK bytes of frames each, ~250) between readers and the spool; full = readers wait
-# (back-pressure).
-QUEUE_READS = 32
+ROOM_CHECK_S = 0.25  # while reading is paused, how often the spool is asked whether there is room again
+RETRY_S = 0.5  # after a commit found no room at all
+STOP_GRACE_S = 10.0  # at shutdown, how long a commit that finds no room is retried before its frames are given up
 
 
 class Received(NamedTuple):
     frames: list[Frame]  # the frames of one read
     received_ms: int
+    credit: threading.Semaphore  # the reader's: released once these frames are committed
 
 
 class Ingest:
     def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled) -> None:
-        self.queue: queue.Queue[Received] = queue.Queue(maxsize=QUEUE_READS)
+        self.queue: queue.Queue[Received] = queue.Queue()  # bounded by the readers' credits
         self._spool = spool
         self._metrics = metrics
         self._on_spooled = on_spooled
@@ -47,11 +51,12 @@ class Ingest:
         self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
                                 last_receipt=spool.last_receipt_stamps())
         self._drop_oldest = config.spool.when_full == "drop_oldest"
-        self._group_limit = GROUP_MAX  # halved while the spool is full, so a group never needs more than the room left
+        self._group_limit = GROUP_MAX  # halved while commits find no room, so a group fits what room is left
         self._acked: list[tuple[int, int]] = []  # id ranges
         self._acked_lock = threading.Lock()
         self._stop = threading.Event()
         self._log = RateLimitedLog()
+        self._paused: str | None = None  # "cap" or "disk" while reading is paused
         self.heartbeat = time.monotonic()
 
     def acknowledge(self, ids: tuple[int, int]) -> None:
@@ -65,33 +70,51 @@ class Ingest:
 
     def run(self) -> None:
         pending: list[NewFrame] = []
+        credits: list[threading.Semaphore] = []  # of the reads in pending: back once pending is committed
+        withheld: list[threading.Semaphore] = []  # of committed reads, while the spool has no room
         stamps: dict[str, int] = {}
+        stop_deadline = None
+        next_room_check = 0.0
         while True:
-            self.heartbeat = time.monotonic()
+            self.heartbeat = now = time.monotonic()
             stopping = self._stop.is_set()
+            if stopping and stop_deadline is None:
+                stop_deadline = now + STOP_GRACE_S
             if not pending:
-                pending = self._collect(wait_s=0.0 if stopping else 0.02)
+                pending, read_credits = self._collect(wait_s=0.0 if stopping else 0.02)
+                credits += read_credits
                 stamps = self._stamper.take_changed()
             with self._acked_lock:
                 acked, self._acked = self._acked, []
             if pending or acked:
                 group = pending[:self._group_limit]
-                if self._commit(group, acked, stamps):
+                if self._commit(group, acked, stamps, stopping):
                     pending, stamps = pending[len(group):], {}
                     self._group_limit = min(GROUP_MAX, self._group_limit * 2)
                 else:
                     self._group_limit = max(1, len(group) // 2)
                     with self._acked_lock:
                         self._acked[:0] = acked
-                    if stopping:
+                    if stopping and now > stop_deadline:
                         event(logging.ERROR, "shutdown_with_unspooled_frames", frames=len(pending),
-                              reason="spool full", note="these frames are lost")
+                              reason="no room in the spool or on its disk", note="these frames are lost")
                         return
-                    self._stop.wait(0.5)
-            elif stopping:
+                    self._stop.wait(RETRY_S)
+                    continue
+            if credits and not pending:
+                withheld += credits
+                credits = []
+                next_room_check = 0.0
+            if withheld and now >= next_room_check:
+                next_room_check = now + ROOM_CHECK_S
+                if self._has_room():
+                    for credit in withheld:
+                        credit.release()
+                    withheld = []
+            if stopping and not pending and not acked and self.queue.empty():
                 return
 
-    def _collect(self, wait_s: float) -> list[NewFrame]:
+    def _collect(self, wait_s: float) -> tuple[list[NewFrame], list[threading.Semaphore]]:
         reads: list[Received] = []
         frames = 0
         try:
@@ -106,7 +129,7 @@ class Ingest:
             pass
         accepted: list[NewFrame] = []
         formats: Counter[str] = Counter()
-        for frames_of_read, received_ms in reads:
+        for frames_of_read, received_ms, _credit in reads:
             for frame in frames_of_read:
                 new = self._accept(frame, received_ms)
                 if new is not None:
@@ -114,7 +137,7 @@ class Ingest:
                     formats[frame.format] += 1
         for kind, count in formats.items():  # the counter once per group, not once per frame
             self._metrics.frames_accepted.labels(kind).inc(count)
-        return accepted
+        return accepted, [read.credit for read in reads]
 
     def _accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
         if frame.seq is not None:
@@ -136,23 +159,46 @@ class Ingest:
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
         return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
 
-    def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int]) -> bool:
+    def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
+                stopping: bool) -> bool:
         try:
             self._spool.commit(frames, acked, stamps)
         except SpoolFull as full:
             kind = "cap" if full.cap_reached else "disk"
-            self._metrics.spool_full.labels(kind).inc()
-            if self._drop_oldest and self._spool.depth:
-                dropped = self._spool.drop_oldest(max(len(frames), self._spool.depth // 100, 100))
-                self._metrics.spool_dropped.inc(dropped)
-                self._log.event(logging.WARNING, "spool_full_dropped_oldest", kind=kind, dropped=dropped,
-                                detail=str(full))
-            else:
-                self._log.event(logging.ERROR, "spool_full", kind=kind, detail=str(full), waiting=len(frames),
-                                action="reading paused until Cassandra drains the spool"
-                                if kind == "cap" else "free disk space; reading paused meanwhile")
+            if stopping and full.cap_reached:
+                self._spool.lift_cap()  # frames already read are kept, past the cap, rather than lost at exit
+            self._pause(kind, waiting=len(frames), detail=str(full))
             return False
         self._metrics.spool_frames.set(self._spool.depth)
         if frames:
             self._on_spooled()
         return True
+
+    def _has_room(self) -> bool:
+        """Whether reading may go on; pauses it (with a metric and a log line) when the spool has no room."""
+        room = self._spool.room()
+        if room is None:
+            if self._paused is not None:
+                event(logging.INFO, "spool_room_again", kind=self._paused, spooled_frames=self._spool.depth,
+                      action="reading resumed")
+                self._paused = None
+                self._metrics.reading_paused.set(0)
+            return True
+        if room == "cap" and self._drop_oldest and self._spool.depth:
+            dropped = self._spool.drop_oldest(max(self._spool.depth // 100, 100))
+            self._metrics.spool_dropped.inc(dropped)
+            self._metrics.spool_full.labels(room).inc()
+            self._log.event(logging.WARNING, "spool_full_dropped_oldest", kind=room, dropped=dropped)
+            return self._spool.room() is None
+        self._pause(room)
+        return False
+
+    def _pause(self, kind: str, **detail: object) -> None:
+        if self._paused == kind:
+            return
+        self._paused = kind
+        self._metrics.spool_full.labels(kind).inc()
+        self._metrics.reading_paused.set(1)
+        self._log.event(logging.ERROR, "spool_full", key=kind, kind=kind, spooled_frames=self._spool.depth,
+                        **detail, action="reading paused until Cassandra drains the spool" if kind == "cap"
+                        else "reading paused; free disk space (the spool still drains)")

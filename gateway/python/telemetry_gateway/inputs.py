@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import sys
 import threading
@@ -18,14 +19,41 @@ from .logs import RateLimitedLog, event
 from .metrics import Metrics
 
 READ_CHUNK = 16384  # a read's frames travel together to the ingest queue: this bounds one item
+# Reads an input may hold in memory, not yet spooled: a read needs a credit, and the ingest gives it back once the
+# read's frames are committed. A serial port's bytes are safe in the kernel until read, so a crash loses at most
+# these reads (one being committed, one waiting: a few ms of input); while the spool has no room the credits are
+# held back and reading pauses with nothing in memory. A file can be replayed: it may read further ahead.
+SERIAL_CREDITS = 2
+STREAM_CREDITS = 32
+WAIT_FOR_DEVICE_S = 0.1  # how often a vanished port's path is checked: reopened as soon as it is back
+
+
+class _KeepInputSerial(serial.Serial):
+    """pyserial's open() flushes the kernel's input buffer (tcflush). What it holds was sent by the board while no
+    process read the port, e.g. during a gateway restart: keep it. A new device (a replug) brings an empty buffer."""
+
+    _opening = False
+
+    def open(self) -> None:
+        self._opening = True
+        try:
+            super().open()
+        finally:
+            self._opening = False
+
+    def _reset_input_buffer(self) -> None:
+        if not self._opening:
+            super()._reset_input_buffer()
 
 
 class LineHandler:
-    """One input's bytes → lines → decoded; each read's frames go to the ingest queue together (blocking while it
-    is full)."""
+    """One input's bytes → lines → decoded; each read's frames go to the ingest queue together, with the credit
+    the read was made under."""
 
-    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, stop: threading.Event) -> None:
+    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, stop: threading.Event,
+                 credits: int = SERIAL_CREDITS) -> None:
         self.name = name
+        self.credits = threading.Semaphore(credits)
         self._frames = frames
         self._metrics = metrics
         self._stop = stop
@@ -33,13 +61,15 @@ class LineHandler:
         self._lines = metrics.lines_read.labels(name)
         self._assembler = LineAssembler()
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> bool:
+        """One read's bytes, read under one of self.credits. True: its frames went to the ingest, which gives the
+        credit back once they are spooled; False: the caller gives it back."""
         received_ms = int(time.time() * 1000)  # every line of a read arrived by the time read() returned
         lines, dropped = self._assembler.feed(data)
         if dropped:
             self._lines.inc(dropped)
             self._reject("too_long", dropped)
-        self._handle(lines, received_ms)
+        return self._handle(lines, received_ms)
 
     def restart(self) -> None:
         """The input was reopened: a partial line from before belongs to no frame."""
@@ -48,11 +78,15 @@ class LineHandler:
     def finish(self) -> None:
         """End of input: a last line without its newline still counts."""
         lines, _ = self._assembler.feed(b"\n")
-        self._handle([line for line in lines if line.strip()], int(time.time() * 1000))
+        self.credits.acquire()
+        if not self._handle([line for line in lines if line.strip()], int(time.time() * 1000)):
+            self.credits.release()
 
-    def _handle(self, lines: list[bytes], received_ms: int) -> None:
+    def _handle(self, lines: list[bytes], received_ms: int) -> bool:
+        """Decodes; hands the frames to the ingest with the read's credit. False: nothing handed over (the caller
+        keeps the credit)."""
         if not lines:
-            return
+            return False
         self._lines.inc(len(lines))
         frames = []
         for line in lines:
@@ -65,14 +99,12 @@ class LineHandler:
             else:
                 assert isinstance(result, Reject)
                 self._reject(result.reason, 1, line)
-        # One hand-over per read, not per frame: the queue's locks and wake-ups cost more than decoding.
-        item = Received(frames, received_ms)
-        while frames and not self._stop.is_set():
-            try:
-                self._frames.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                continue
+        if not frames:
+            return False
+        # One hand-over per read, not per frame: the queue's locks and wake-ups cost more than decoding. The queue
+        # itself is unbounded: the credits bound it, and a read is never held back (or dropped) once made.
+        self._frames.put(Received(frames, received_ms, self.credits))
+        return True
 
     def _reject(self, reason: str, count: int, line: bytes = b"") -> None:
         self._metrics.rejects.labels(reason).inc(count)
@@ -82,27 +114,33 @@ class LineHandler:
 
 class SerialInput:
     def __init__(self, path: str, baud: int, handler: LineHandler, stop: threading.Event,
-                 reopen_max_s: float, up_gauge) -> None:
+                 backoff: Callable[[int], float], up_gauge) -> None:
         self.path, self.baud = path, baud
         self._handler = handler
         self._stop = stop
-        self._reopen_max = reopen_max_s
+        self._backoff = backoff
         self._up = up_gauge
         self._log = RateLimitedLog(interval_s=60)
 
     def run(self) -> None:
-        attempts = 0
+        failures = 0
         while not self._stop.is_set():
+            if not os.path.exists(self.path):  # unplugged: watch the path, no backoff, reopen the moment it is back
+                self._up.set(0)
+                self._log.event(logging.WARNING, "serial_absent", key=self.path, port=self.path,
+                                action="waiting for the device; reopened as soon as it appears")
+                self._stop.wait(WAIT_FOR_DEVICE_S)
+                continue
             try:
-                port = serial.Serial(self.path, self.baud, timeout=0.2)
+                port = _KeepInputSerial(self.path, self.baud, timeout=0.2)
             except (serial.SerialException, OSError, ValueError) as error:
-                attempts += 1
+                failures += 1
                 self._up.set(0)
                 self._log.event(logging.WARNING, "serial_unavailable", key=self.path, port=self.path,
                                 error=str(error)[:160], action="retrying with backoff")
-                self._stop.wait(min(self._reopen_max, 0.2 * 2 ** min(attempts, 8)))
+                self._stop.wait(self._backoff(failures))
                 continue
-            attempts = 0
+            failures = 0
             self._up.set(1)
             event(logging.INFO, "serial_open", port=self.path, baud=self.baud)
             try:
@@ -115,12 +153,18 @@ class SerialInput:
                 port.close()  # pyserial leaves is_open set after a vanished device
 
     def _read(self, port: serial.Serial) -> None:
-        # Bytes already waiting in the OS buffer are frames the board sent meanwhile: read them, don't flush.
         self._handler.restart()
+        credits = self._handler.credits
         while not self._stop.is_set():
-            data = port.read(min(READ_CHUNK, max(1, port.in_waiting)))
-            if data:
-                self._handler.feed(data)
+            if not credits.acquire(timeout=0.2):
+                continue  # the spool has no room, or the ingest is behind: the bytes wait in the kernel
+            try:
+                data = port.read(min(READ_CHUNK, max(1, port.in_waiting)))
+            except BaseException:
+                credits.release()
+                raise
+            if not (data and self._handler.feed(data)):
+                credits.release()
 
 
 class StreamInput:
@@ -136,11 +180,16 @@ class StreamInput:
     def run(self) -> None:
         stream: BinaryIO = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")
         try:
+            credits = self._handler.credits
             while not self._stop.is_set():
+                if not credits.acquire(timeout=0.2):
+                    continue
                 data = stream.read1(READ_CHUNK)
                 if not data:
+                    credits.release()
                     break
-                self._handler.feed(data)
+                if not self._handler.feed(data):
+                    credits.release()
             self._handler.finish()
         finally:
             if stream is not sys.stdin.buffer:

@@ -42,7 +42,11 @@ class Metrics:
         self.input_up = Gauge(p + "input_up", "1 while the input is open", ["input"], registry=r)
         self.spool_frames = Gauge(p + "spool_frames", "Frames in the spool, not yet acknowledged", registry=r)
         self.spool_bytes = Gauge(p + "spool_bytes", "Bytes used by spooled frames", registry=r)
-        self.spool_full = Counter(p + "spool_full", "Spool commits refused for lack of room", ["kind"], registry=r)
+        self.spool_full = Counter(p + "spool_full", "Times reading paused (or, with drop_oldest, frames were "
+                                  "dropped) because the spool reached its cap or its disk filled", ["kind"],
+                                  registry=r)
+        self.reading_paused = Gauge(p + "reading_paused", "1 while reading is paused: the spool is at its cap "
+                                    "(when_full = pause) or its disk is full", registry=r)
         self.spool_dropped = Counter(p + "spool_dropped_frames", "Oldest frames dropped (when_full = drop_oldest)",
                                      registry=r)
 

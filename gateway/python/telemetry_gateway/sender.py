@@ -29,6 +29,7 @@ from cassandra import Unavailable, WriteTimeout, OperationTimedOut
 from cassandra.cluster import Cluster, NoHostAvailable, Session
 from cassandra.query import BatchStatement, BatchType, Statement
 
+from .backoff import backoff_s
 from .cassandra_session import Statements, prepare
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
@@ -160,7 +161,7 @@ class Sender:
         return True
 
     def _backoff_s(self, attempts: int) -> float:
-        return min(self._retry_max, 0.1 * 2 ** min(attempts, 10))
+        return backoff_s(attempts, self._retry_max)
 
     def _step(self, take_new: bool = True) -> None:
         self._wake.wait(0.05)

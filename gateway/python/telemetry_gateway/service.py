@@ -7,6 +7,7 @@ in the spool and go out at the next start.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import signal
@@ -19,7 +20,8 @@ from prometheus_client import start_http_server
 from .cassandra_session import build_cluster
 from .config import Config, serial_ports
 from .ingest import Ingest
-from .inputs import LineHandler, SerialInput, StreamInput
+from .inputs import SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput
+from .backoff import backoff_s
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .sender import Sender
@@ -30,11 +32,29 @@ STALL_S = 30.0  # a stage whose loop has not turned for this long is stuck: stop
 CHECKPOINT_S = 1.0  # with fsync = batch, checkpoints only keep the WAL small
 
 
+SPOOL_OPEN_RETRY_S = 2.0
+
+
+def open_spool(config: Config) -> Spool:
+    """The spool, retried while it cannot be opened for lack of disk space (a spool without its reserve on a
+    disk filled to the last block): the gateway waits for room instead of exiting in a restart loop."""
+    log = RateLimitedLog(interval_s=60)
+    while True:
+        try:
+            return Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024))
+        except sqlite3.OperationalError as error:
+            if "full" not in str(error) and "disk I/O" not in str(error):
+                raise
+            log.event(logging.ERROR, "spool_unavailable", spool=config.spool.path, error=str(error)[:160],
+                      action="free disk space; retrying")
+            time.sleep(SPOOL_OPEN_RETRY_S)
+
+
 class Gateway:
     def __init__(self, config: Config, streams: list[str] = (), exit_when_drained: bool = False) -> None:
         self.config = config
         self.metrics = Metrics()
-        self.spool = Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024))
+        self.spool = open_spool(config)
         self._stop = threading.Event()
         self._inputs_stop = threading.Event()
         self._checkpoints_stop = threading.Event()
@@ -49,13 +69,14 @@ class Gateway:
         self._streams_open = len(streams)
         self._exit_when_drained = exit_when_drained
         self._inputs: list[threading.Thread] = []
+        reopen_backoff = functools.partial(backoff_s, max_s=config.serial.reopen_max_s)
         for path, baud in serial_ports(config.serial):
-            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop)
-            reader = SerialInput(path, baud, handler, self._inputs_stop, config.serial.reopen_max_s,
+            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop, SERIAL_CREDITS)
+            reader = SerialInput(path, baud, handler, self._inputs_stop, reopen_backoff,
                                  self.metrics.input_up.labels(path))
             self._inputs.append(threading.Thread(target=reader.run, name=f"serial {path}", daemon=True))
         for path in streams:
-            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop)
+            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop, STREAM_CREDITS)
             reader = StreamInput(path, handler, self._inputs_stop, on_end=self._stream_ended)
             self._inputs.append(threading.Thread(target=reader.run, name=f"input {path}", daemon=True))
 

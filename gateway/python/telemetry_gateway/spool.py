@@ -15,6 +15,12 @@ beside one busy thread, 5,000 inserted frames took 7.8 s instead of 18 ms. So fr
 one step per 128 frames (5.8 ms alone, 48 ms beside a busy thread). take() keeps fetchall(): taking all rows in
 one JSON row avoided its steps too, but cost more than it saved (file replay -5 to -8% in 4 interleaved pairs).
 
+Room: the cap (max_bytes) is where reading pauses (room() says "cap"); SQLite's own max_page_count sits a
+headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool
+(RESERVE_BYTES, preallocated): when a commit finds the disk full the reserve is given up and the commit retried, so
+what was read is kept, acknowledged frames can still be deleted, and a restart can open the spool; reading stays
+paused (room() says "disk") until the disk has room for the reserve again plus a margin.
+
 Durability ("fsync" policy):
 - batch: synchronous=FULL; each group commit is fsynced before the frames count as spooled. A power cut loses
   only frames not yet committed (read from the port in the last few milliseconds).
@@ -55,6 +61,12 @@ CREATE TABLE IF NOT EXISTS receipt_stamps (
 );
 """
 
+
+RESERVE_BYTES = 1 << 20
+ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: room for a while, not a flutter
+DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the disk was refused by the disk
+# Above the cap, for frames read before reading paused: the inputs' credits (inputs.py), a few 16 KiB reads each.
+CAP_HEADROOM = 4 << 20
 
 # Rows per INSERT statement, largest first: a few fixed sizes, so their statements stay in sqlite3's cache. 128
 # rows are 640 variables, within the 999 of SQLite builds before 3.32.
@@ -104,24 +116,34 @@ class Spool:
     def __init__(self, path: str | Path, fsync: str = "batch", max_bytes: int = 1 << 30) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.reserve_path = self.path.with_name(self.path.name + ".reserve")
+        if self._disk_free() < RESERVE_BYTES + ROOM_MARGIN_BYTES:
+            self.reserve_path.unlink(missing_ok=True)  # opening (the WAL index, a first write) may need room
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # Nothing below writes to a spool that is already set up, so it opens on a full disk.
+        if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoint() does it, off the commit path
         self._upgrade_format()
-        self._db.executescript(SCHEMA)
-        self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"frames", "receipt_stamps"} <= tables:
+            self._db.executescript(SCHEMA)
+        if self._db.execute("PRAGMA user_version").fetchone()[0] != FORMAT_VERSION:
+            self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._reader_lock = threading.Lock()
         self._checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._checkpointer_lock = threading.Lock()
-        # The cap is SQLite's own: past it a write fails like on a full disk, so one path handles both.
-        self._max_pages = max(16, max_bytes // self._page_size)
+        # The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
+        self._cap_pages = max(16, max_bytes // self._page_size)
+        self._max_pages = self._cap_pages + CAP_HEADROOM // self._page_size
         self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
         self.depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
+        self.disk_low = not self._keep_reserve()
 
     def _upgrade_format(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -156,27 +178,37 @@ class Spool:
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                receipt_stamps: dict[str, int] | None = None) -> None:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
-        last receipt stamps. Raises SpoolFull when there is no room."""
+        last receipt stamps. On a full disk the reserve is given up and the commit tried once more. Raises
+        SpoolFull when there is no room; then nothing of it was written."""
         with self._lock:
-            before = self._db.total_changes
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                if acked:
-                    self._db.executemany("DELETE FROM frames WHERE id BETWEEN ? AND ?", acked)
-                deleted = self._db.total_changes - before
-                if frames:
-                    self._insert(frames)
-                if receipt_stamps:
-                    self._db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
-                                         receipt_stamps.items())
-                self._db.execute("COMMIT")
-            except (sqlite3.OperationalError, OSError) as error:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                message = str(error)
-                if isinstance(error, OSError) or "full" in message or "disk I/O" in message:
-                    raise SpoolFull(message, cap_reached=self._disk_has_room()) from error
-                raise
+                self._commit_once(frames, acked, receipt_stamps)
+            except SpoolFull as full:
+                if full.cap_reached or not self._release_reserve():
+                    raise
+                self._commit_once(frames, acked, receipt_stamps)
+
+    def _commit_once(self, frames: list[NewFrame], acked: list[tuple[int, int]],
+                     receipt_stamps: dict[str, int] | None) -> None:
+        before = self._db.total_changes
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            if acked:
+                self._db.executemany("DELETE FROM frames WHERE id BETWEEN ? AND ?", acked)
+            deleted = self._db.total_changes - before
+            if frames:
+                self._insert(frames)
+            if receipt_stamps:
+                self._db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
+                                     receipt_stamps.items())
+            self._db.execute("COMMIT")
+        except (sqlite3.OperationalError, OSError) as error:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            message = str(error)
+            if isinstance(error, OSError) or "full" in message or "disk I/O" in message:
+                raise SpoolFull(message, cap_reached=self._disk_free() >= DISK_FULL_BYTES) from error
+            raise
         self.depth += len(frames) - deleted
 
     def _insert(self, frames: list[NewFrame]) -> None:
@@ -186,10 +218,55 @@ class Spool:
                 self._db.execute(_INSERT_SQL[size], list(chain.from_iterable(frames[start:start + size])))
                 start += size
 
-    def _disk_has_room(self) -> bool:
-        """SQLite says "database or disk is full" for both; the disk's own free space tells which."""
+    def room(self) -> str | None:
+        """None while reading may go on; "cap" when the spool holds max_bytes, "disk" while its disk has no room
+        for the reserve (and a margin)."""
+        if self.disk_low:
+            self.disk_low = not self._keep_reserve()
+            if self.disk_low:
+                return "disk"
+        with self._lock:
+            return "cap" if self._used_pages() >= self._cap_pages else None
+
+    def lift_cap(self) -> None:
+        """At shutdown: frames already read go in past the cap rather than being lost."""
+        with self._lock:
+            self._max_pages = 2**31 - 2
+            self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
+
+    def _disk_free(self) -> int:
         stats = os.statvfs(self.path.parent)
-        return stats.f_bavail * stats.f_frsize > 4 * 1024 * 1024
+        return stats.f_bavail * stats.f_frsize
+
+    def _keep_reserve(self) -> bool:
+        """The reserve file is there, or is made now if the disk has room for it and the margin."""
+        try:
+            if self.reserve_path.stat().st_size >= RESERVE_BYTES:
+                return True
+        except FileNotFoundError:
+            pass
+        if self._disk_free() < RESERVE_BYTES + ROOM_MARGIN_BYTES:
+            return False
+        try:
+            fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                os.posix_fallocate(fd, 0, RESERVE_BYTES)  # real blocks: a sparse file would reserve nothing
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError:
+            self.reserve_path.unlink(missing_ok=True)
+            return False
+        return True
+
+    def _release_reserve(self) -> bool:
+        """Gives the reserve's room to the spool; False if there was none."""
+        self.disk_low = True
+        try:
+            self.reserve_path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
     def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
         """The oldest frames with an id above after_id."""
@@ -223,5 +300,7 @@ class Spool:
         with self._lock:
             try:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # e.g. a full disk: the WAL keeps the frames and is checkpointed at the next start
             finally:
                 self._db.close()

@@ -4,7 +4,9 @@ import sqlite3
 
 import pytest
 
-from telemetry_gateway.spool import FORMAT_VERSION, NewFrame, Spool, SpoolFormatError, SpoolFull
+from conftest import fill_disk
+
+from telemetry_gateway.spool import FORMAT_VERSION, RESERVE_BYTES, NewFrame, Spool, SpoolFormatError, SpoolFull
 
 
 def frames(n, start=0, source="G"):
@@ -62,17 +64,45 @@ def test_acking_an_unknown_id_does_not_skew_the_depth(tmp_path):
     assert spool.depth == 2
 
 
-def test_the_cap_fails_like_a_full_disk_and_rolls_back(tmp_path):
+def test_reading_pauses_at_the_cap_and_sqlite_refuses_only_past_the_headroom(tmp_path):
     spool = Spool(tmp_path / "s.sqlite", max_bytes=64 * 1024)
+    assert spool.room() is None
+    group = 0
+    while spool.room() is None:
+        spool.commit(frames(50, start=group * 50), [])
+        group += 1
+    assert spool.room() == "cap" and spool.used_bytes() >= 64 * 1024
+    at_cap = spool.depth
+    spool.commit(frames(500, start=10**5), [])  # what was read before the pause still fits: the headroom
+    assert spool.depth == at_cap + 500
     with pytest.raises(SpoolFull) as full:
         for i in range(1000):
-            spool.commit(frames(50, start=i * 50), [])
+            spool.commit(frames(500, start=2 * 10**5 + i * 500), [])
     assert full.value.cap_reached
     depth = spool.depth
-    assert depth == len(spool.take(0, 100_000)) > 0  # the failed commit left nothing half-written
-    assert spool.drop_oldest(200) == 200
-    spool.commit(frames(50, start=10**6), [])  # freed pages are reused
-    assert spool.depth == depth - 200 + 50
+    assert depth == len(spool.take(0, 10**6)) > 0  # the failed commit left nothing half-written
+    assert spool.drop_oldest(depth - 10) == depth - 10
+    assert spool.room() is None  # freed pages count as room and are reused
+    spool.commit(frames(50, start=10**6), [])
+    assert spool.depth == 60
+
+
+def test_lift_cap_lets_a_shutdown_keep_what_was_read(tmp_path):
+    spool = Spool(tmp_path / "s.sqlite", max_bytes=64 * 1024)
+    with pytest.raises(SpoolFull):
+        for i in range(1000):
+            spool.commit(frames(500, start=i * 500), [])
+    depth = spool.depth
+    spool.lift_cap()
+    spool.commit(frames(500, start=10**6), [])
+    assert spool.depth == depth + 500
+
+
+def test_a_reserve_file_is_kept_beside_the_spool(tmp_path):
+    spool = Spool(tmp_path / "s.sqlite")
+    assert spool.reserve_path.stat().st_size == RESERVE_BYTES
+    assert spool.reserve_path.stat().st_blocks * 512 >= RESERVE_BYTES  # allocated, not sparse
+    assert not spool.disk_low and spool.room() is None
 
 
 def test_receipt_stamps_survive_a_restart(tmp_path):
@@ -130,3 +160,44 @@ def test_commits_never_checkpoint_and_checkpoint_copies_the_whole_wal(tmp_path):
     assert spool.depth == 30_001
     spool.close()
 
+
+
+def test_a_really_full_disk_keeps_what_was_read_and_still_drains(small_tmpfs):
+    path = small_tmpfs / "spool.sqlite"
+    spool = Spool(path)
+    assert not spool.disk_low
+    filler = fill_disk(small_tmpfs)
+    committed = []
+    for i in range(10_000):  # commits go on into the reserve's room
+        group = frames(20, start=i * 20)
+        spool.commit(group, [])
+        committed += group
+        if spool.disk_low:
+            break
+    assert spool.disk_low and spool.room() == "disk" and not spool.reserve_path.exists()
+    for i in range(3):  # the reads the inputs held when reading paused
+        group = frames(40, start=10**6 + i * 40)
+        spool.commit(group, [])
+        committed += group
+    spool.close()  # its checkpoint may fail on the full disk: the WAL keeps the frames
+
+    reopened = Spool(path)  # a restart on the still-full disk
+    taken = reopened.take(0, 10**6)
+    assert [(f.source, f.ts_ms, f.received_ms, f.metrics, f.vals) for f in taken] == [tuple(f) for f in committed]
+    reopened.commit([], [(taken[0].id, taken[-1].id)])  # acknowledged frames still leave the spool
+    assert reopened.depth == 0 and reopened.room() == "disk"
+    filler.unlink()
+    assert reopened.room() is None and reopened.reserve_path.stat().st_size == RESERVE_BYTES
+    reopened.close()
+
+
+def test_a_commit_the_disk_refuses_leaves_nothing_half_written(small_tmpfs):
+    spool = Spool(small_tmpfs / "spool.sqlite")
+    fill_disk(small_tmpfs)
+    stored = 0
+    with pytest.raises(SpoolFull) as full:  # into the reserve's room, then refused once that is used up too
+        for i in range(10_000):
+            spool.commit(frames(20, start=i * 20), [])
+            stored += 20
+    assert not full.value.cap_reached and spool.room() == "disk"
+    assert spool.depth == stored == len(spool.take(0, 10**6))
