@@ -7,8 +7,9 @@ SHELL := /bin/bash
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 CASSANDRA := deploy/local/cassandra
-# Debian packages the Foundation needs; python3-venv only where the interpreter lacks ensurepip (Debian's own).
-DEBIAN_PACKAGES := openjdk-17-jdk-headless maven $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv)
+# Debian packages the Foundation needs; python3-venv only where the interpreter lacks ensurepip (Debian's own);
+# systemd for `systemd-analyze verify` of the gateway's unit (a test; systemd need not be PID 1).
+DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv)
 
 .PHONY: help setup system-packages python-env cassandra-jars test demo clean distclean
 
