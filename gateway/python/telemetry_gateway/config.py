@@ -29,6 +29,7 @@ class SerialConfig:
 @dataclass(frozen=True)
 class DecodeConfig:
     duplicate_window_s: float = 10.0
+    max_sources: int = 1000  # per-source state (seqs, receipt stamps, metric labels) kept for this many, LRU
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def _validate(config: Config) -> None:
         name, _, baud = port.partition("@")
         need(bool(name) and (not baud or baud.isdigit()), f"[serial] ports: {port!r} is not PATH or PATH@BAUD")
     need(config.serial.baud > 0, "[serial] baud must be positive")
+    need(1 <= config.decode.max_sources <= 1_000_000, "[decode] max_sources must be 1..1000000")
     need(config.spool.fsync in ("batch", "interval"), "[spool] fsync must be \"batch\" or \"interval\"")
     need(config.spool.when_full in ("pause", "drop_oldest"), "[spool] when_full must be \"pause\" or \"drop_oldest\"")
     need(config.spool.max_mb > 0 and config.spool.fsync_interval_ms > 0, "[spool] sizes and intervals are positive")

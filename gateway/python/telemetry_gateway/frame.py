@@ -20,10 +20,14 @@ from .reading_values import doubles_struct, pack_values, unpack_values
 MAX_LINE_BYTES = 200
 SEQ_MODULUS = 65536
 
-REJECT_REASONS = (
+DECODE_REJECT_REASONS = (
     "too_long", "empty", "no_frame", "bad_syntax", "bad_crc", "bad_version", "bad_source", "bad_seq",
     "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination",
 )
+# Given by a line reader, never by decode_line (so no decode vector has them): a partial line thrown away when the
+# input was reopened.
+READER_REJECT_REASONS = ("partial_line",)
+REJECT_REASONS = DECODE_REJECT_REASONS + READER_REJECT_REASONS
 
 _SOURCE = re.compile(rb"[A-Za-z0-9_-]{1,32}")
 _SEQ = re.compile(rb"0|[1-9][0-9]{0,4}")

@@ -14,14 +14,14 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import NamedTuple
 
 from .config import Config
 from .frame import Frame
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
-from .seq_tracker import SeqTracker
+from .seq_tracker import NEXT, SeqTracker
 from .spool import NewFrame, Spool, SpoolFull
 from .timestamps import DAY_MS, Stamper
 
@@ -49,7 +49,12 @@ class Ingest:
         self._on_spooled = on_spooled
         self._seq = SeqTracker(int(config.decode.duplicate_window_s * 1000))
         self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
-                                last_receipt=spool.last_receipt_stamps())
+                                last_receipt=spool.last_receipt_stamps(config.decode.max_sources),
+                                max_sources=config.decode.max_sources)
+        # The sources whose state is kept, least recently seen first: at most max_sources (_accept, _new_source).
+        self._max_sources = config.decode.max_sources
+        self._recent: OrderedDict[str, None] = OrderedDict.fromkeys(self._stamper.sources())
+        metrics.sources_tracked.set(len(self._recent))
         self._drop_oldest = config.spool.when_full == "drop_oldest"
         self._group_limit = GROUP_MAX  # halved while commits find no room, so a group fits what room is left
         self._acked: list[tuple[int, int]] = []  # id ranges
@@ -140,24 +145,53 @@ class Ingest:
         return accepted, [read.credit for read in reads]
 
     def _accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
+        try:
+            self._recent.move_to_end(frame.source)  # one C call for a known source
+        except KeyError:
+            self._new_source(frame.source)
         if frame.seq is not None:
-            verdict = self._seq.observe(frame.source, frame.seq, received_ms)
-            if verdict.duplicate:
-                self._metrics.duplicates.labels(frame.source).inc()
-                return None
-            if verdict.missing:
-                self._metrics.seq_missing.labels(frame.source).inc(verdict.missing)
-                self._log.event(logging.INFO, "seq_gap", key=frame.source, source=frame.source,
-                                missing=verdict.missing, seq=frame.seq)
-            if verdict.restarted:
-                self._metrics.board_restarts.labels(frame.source).inc()
-                event(logging.INFO, "board_restarted", source=frame.source)
+            # frame[3:] is (t, metrics, vals): a retransmission repeats all three; a conflict differs in one.
+            verdict = self._seq.observe(frame.source, frame.seq, received_ms, hash(frame[3:]))
+            if verdict is not NEXT:  # most frames: no attribute to look at
+                if verdict.duplicate:
+                    self._metrics.duplicates.labels(frame.source).inc()
+                    return None
+                if verdict.conflict:
+                    self._metrics.seq_conflicts.labels(frame.source).inc()
+                    self._log.event(logging.WARNING, "seq_conflict", key=frame.source, source=frame.source,
+                                    seq=frame.seq, action="stored: a recent frame had this seq with other values "
+                                    "(two boards with one name?)")
+                if verdict.missing:
+                    self._metrics.seq_missing.labels(frame.source).inc(verdict.missing)
+                    self._log.event(logging.INFO, "seq_gap", key=frame.source, source=frame.source,
+                                    missing=verdict.missing, seq=frame.seq)
+                if verdict.restarted:
+                    self._metrics.board_restarts.labels(frame.source).inc()
+                    self._log.event(logging.INFO, "board_restarted", key=frame.source, source=frame.source)
         stamp = self._stamper.stamp(frame.source, frame.t, received_ms)
         if stamp.explicit_t_refused:
             self._metrics.time_refused.labels(frame.source).inc()
             self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
         return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
+
+    def _new_source(self, source: str) -> None:
+        """A source not among the last max_sources seen. Past the bound the least recently seen one is forgotten
+        everywhere (its seqs, its receipt stamp, its metric labels), so junk with ever new names cannot grow
+        memory."""
+        self._recent[source] = None
+        if len(self._recent) > self._max_sources:
+            old, _ = self._recent.popitem(last=False)
+            self._seq.forget(old)
+            self._stamper.forget(old)
+            for counter in (self._metrics.duplicates, self._metrics.seq_missing, self._metrics.board_restarts,
+                            self._metrics.seq_conflicts, self._metrics.time_refused):
+                counter.remove(old)  # a no-op for a label never used
+            self._metrics.sources_evicted.inc()
+            self._log.event(logging.WARNING, "source_evicted", source=old, tracked=len(self._recent),
+                            action="forgot its seqs and metric labels; raise [decode] max_sources if it is real")
+        else:
+            self._metrics.sources_tracked.set(len(self._recent))
 
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
                 stopping: bool) -> bool:

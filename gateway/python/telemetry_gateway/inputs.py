@@ -72,14 +72,17 @@ class LineHandler:
         return self._handle(lines, received_ms)
 
     def restart(self) -> None:
-        """The input was reopened: a partial line from before belongs to no frame."""
-        self._assembler.reset()
+        """The input was reopened: a partial line from before belongs to no frame (counted, not silently lost)."""
+        lost = self._assembler.reset()
+        if lost:
+            self._lines.inc(lost)
+            self._reject("partial_line", lost)
 
     def finish(self) -> None:
         """End of input: a last line without its newline still counts."""
-        lines, _ = self._assembler.feed(b"\n")
+        lines, _ = self._assembler.feed(b"\n")  # a partial line is within the limit: nothing is dropped here
         self.credits.acquire()
-        if not self._handle([line for line in lines if line.strip()], int(time.time() * 1000)):
+        if not self._handle(lines, int(time.time() * 1000)):
             self.credits.release()
 
     def _handle(self, lines: list[bytes], received_ms: int) -> bool:
@@ -108,8 +111,9 @@ class LineHandler:
 
     def _reject(self, reason: str, count: int, line: bytes = b"") -> None:
         self._metrics.rejects.labels(reason).inc(count)
+        # latin-1: one character per byte, so logs escapes each control or non-ASCII byte as itself (\x1b, \xff)
         self._log.event(logging.WARNING, "line_rejected", key=f"{self.name}/{reason}", input=self.name,
-                        reason=reason, line=line[:80].decode("latin-1").rstrip())
+                        reason=reason, line=line[:80].decode("latin-1"))
 
 
 class SerialInput:

@@ -21,26 +21,43 @@ def setup_logging(level: str) -> None:
 
 def _field(value: object) -> str:
     text = str(value)
-    return repr(text) if (not text or any(c in text for c in ' ="\'')) else text
+    if text and text.isascii() and text.isprintable() and not any(c in text for c in ' ="\''):
+        return text
+    # Quoted, and every control or non-ASCII character as an escape (\x1b, \x00, \xff): bytes from a serial line
+    # must never reach a terminal or the journal raw.
+    return ascii(text)
 
 
 def event(level: int, name: str, **fields: object) -> None:
     log.log(level, " ".join([f"event={name}"] + [f"{k}={_field(v)}" for k, v in fields.items()]))
 
 
-class RateLimitedLog:
-    """At most one line per key per interval; the next line that gets through says how many were held back."""
+MAX_SLOTS = 2048  # keys (often source names) remembered by one RateLimitedLog
 
-    def __init__(self, interval_s: float = 10.0) -> None:
+
+class RateLimitedLog:
+    """At most one line per key per interval; the next line that gets through says how many were held back.
+
+    Keys can come from the input (source names), so their number is bounded: at MAX_SLOTS the slots past their
+    interval are forgotten, and while every slot is still live, new keys share one slot per event name."""
+
+    def __init__(self, interval_s: float = 10.0, max_slots: int = MAX_SLOTS) -> None:
         self._interval = interval_s
+        self._max_slots = max_slots
         self._lock = threading.Lock()
         self._last: dict[str, float] = {}
         self._held: dict[str, int] = {}
+        self._prune_after = 0.0  # a full table is scanned at most every quarter interval
 
     def event(self, level: int, name: str, key: str = "", **fields: object) -> None:
         slot = f"{name}/{key}"
         now = time.monotonic()
         with self._lock:
+            if slot not in self._last and len(self._last) >= self._max_slots:
+                if now >= self._prune_after:
+                    self._forget_expired(now)
+                if len(self._last) >= self._max_slots:
+                    slot = f"{name}/*"
             if now - self._last.get(slot, -1e9) < self._interval:
                 self._held[slot] = self._held.get(slot, 0) + 1
                 return
@@ -49,3 +66,9 @@ class RateLimitedLog:
         if held:
             fields["suppressed"] = held
         event(level, name, **fields)
+
+    def _forget_expired(self, now: float) -> None:
+        """Slots whose interval is over say nothing any more but how many lines they held back: dropped."""
+        self._last = {slot: last for slot, last in self._last.items() if now - last < self._interval}
+        self._held = {slot: held for slot, held in self._held.items() if slot in self._last}
+        self._prune_after = now + self._interval / 4

@@ -27,6 +27,11 @@ class Metrics:
         self.duplicates = Counter(p + "duplicates", "Frames dropped as retransmissions", ["source"], registry=r)
         self.seq_missing = Counter(p + "seq_missing_frames", "Frames lost, from seq gaps", ["source"], registry=r)
         self.board_restarts = Counter(p + "board_restarts", "Seq went back to 0", ["source"], registry=r)
+        self.seq_conflicts = Counter(p + "seq_conflicts", "Frames repeating a recent seq with other content; "
+                                     "kept", ["source"], registry=r)
+        self.sources_evicted = Counter(p + "sources_evicted", "Sources forgotten, least recently seen first, to "
+                                       "keep [decode] max_sources", registry=r)
+        self.sources_tracked = Gauge(p + "sources_tracked", "Sources whose state is kept", registry=r)
         self.time_refused = Counter(p + "explicit_time_refused", "Frames whose t was implausible; stamped on "
                                     "receipt instead", ["source"], registry=r)
         self.rows_written = Counter(p + "rows_written", "Readings rows acknowledged by Cassandra", registry=r)

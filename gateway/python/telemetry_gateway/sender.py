@@ -41,6 +41,7 @@ from .write_plan import LatestRow, plan_writes
 # `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
 # write of each per chunk would double the requests.
 FLUSH_S = 0.5
+KNOWN_DAYS_MAX = 10_000  # (source, day) pairs whose source_days row is known written; cleared past it
 _RECEIVED_MS = attrgetter("received_ms")
 
 
@@ -306,6 +307,8 @@ class Sender:
 
     def _acknowledge(self, chunk: Chunk) -> None:
         """The chunk's readings and its day_changes are written: its frames may leave the spool."""
+        if len(self._known_days) > KNOWN_DAYS_MAX:
+            self._known_days.clear()  # junk sources must not grow it; forgetting only repeats idempotent writes
         self._known_days.update(chunk.days)
         self._on_acked((chunk.first_id, chunk.last_id))
 

@@ -171,9 +171,18 @@ class Spool:
         pages = self._db.execute("PRAGMA page_count").fetchone()[0]
         return pages - self._db.execute("PRAGMA freelist_count").fetchone()[0]
 
-    def last_receipt_stamps(self) -> dict[str, int]:
+    def last_receipt_stamps(self, limit: int = 1000) -> dict[str, int]:
+        """The newest limit sources' last receipt stamps; older rows are pruned, so junk sources cannot grow the
+        table (a forgotten source restarts above the newest stamp forgotten: timestamps.Stamper)."""
         with self._lock:
-            return dict(self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps"))
+            rows = self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps ORDER BY last_ts_ms DESC "
+                                    "LIMIT ?", (limit + 1,)).fetchall()
+            if len(rows) > limit:
+                try:
+                    self._db.execute("DELETE FROM receipt_stamps WHERE last_ts_ms < ?", (rows[limit - 1][1],))
+                except sqlite3.OperationalError:
+                    pass  # a full disk: pruned at a later start
+            return dict(rows[:limit])
 
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                receipt_stamps: dict[str, int] | None = None) -> None:

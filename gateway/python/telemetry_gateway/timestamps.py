@@ -20,17 +20,39 @@ class Stamp(NamedTuple):  # one per frame: a tuple is the cheapest immutable rec
 
 
 class Stamper:
-    def __init__(self, max_future_ms: int, max_age_ms: int, last_receipt: dict[str, int] | None = None) -> None:
+    """Receipt stamps are strictly increasing per source, also for a source forgotten (evicted to bound memory) and
+    seen again: an unknown source's stamps start above every forgotten stamp (the floor). Forgotten sources are the
+    least recently seen, so the floor is normally in the past and changes nothing; it matters only when stamps ran
+    ahead of the clock (many frames in one ms, or the clock stepped back)."""
+
+    def __init__(self, max_future_ms: int, max_age_ms: int, last_receipt: dict[str, int] | None = None,
+                 max_sources: int | None = None) -> None:
         self._max_future = max_future_ms
         self._max_age = max_age_ms
-        # Carried over from before a restart (the spool keeps it): stamps keep increasing across restarts.
-        self._last_receipt: dict[str, int] = dict(last_receipt or {})
+        self._floor = -1  # the newest stamp of any forgotten source
+        # Carried over from before a restart (the spool keeps it): stamps keep increasing across restarts. Only the
+        # newest max_sources are kept (the caller's bound); the rest, and any the caller did not load, are at most
+        # the oldest stamp kept, which becomes the floor.
+        newest = sorted((last_receipt or {}).items(), key=lambda item: item[1])
+        if max_sources is not None and newest and len(newest) >= max_sources:
+            newest = newest[-max_sources:]
+            self._floor = newest[0][1]
+        self._last_receipt: dict[str, int] = dict(newest)  # oldest stamp first
         self.changed: dict[str, int] = {}  # receipt stamps given since the caller last took them
+
+    def sources(self) -> list[str]:
+        """The sources with a remembered stamp, the oldest stamp first."""
+        return list(self._last_receipt)
+
+    def forget(self, source: str) -> None:
+        last = self._last_receipt.pop(source, None)
+        if last is not None and last > self._floor:
+            self._floor = last
 
     def stamp(self, source: str, t: int | None, received_ms: int) -> Stamp:
         if t is not None and received_ms - self._max_age <= t <= received_ms + self._max_future:
             return Stamp(t, False)
-        ts = max(received_ms, self._last_receipt.get(source, -1) + 1)
+        ts = max(received_ms, self._last_receipt.get(source, self._floor) + 1)
         self._last_receipt[source] = self.changed[source] = ts
         return Stamp(ts, t is not None)
 

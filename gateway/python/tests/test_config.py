@@ -18,6 +18,7 @@ def test_the_example_documents_every_key_and_loads():
     config = load_config(EXAMPLE, env={})
     assert config.serial.ports == ("/dev/ttyUSB0",)
     assert config.cassandra == Config().cassandra  # the example shows the defaults
+    assert config.decode == Config().decode
 
 
 def test_environment_then_flags_override_the_file():
@@ -40,6 +41,7 @@ def test_environment_then_flags_override_the_file():
     ("[cassandra]\ntls_cert = \"c.pem\"", "tls_cert and tls_key go together"),
     ("[serial]\nports = [\"/dev/x@fast\"]", "not PATH or PATH@BAUD"),
     ("[serial\nports", "not valid TOML"),
+    ("[decode]\nmax_sources = 0", r"\[decode\] max_sources must be 1..1000000"),
 ])
 def test_bad_configs_say_which_key(tmp_path, text, message):
     path = tmp_path / "c.toml"
