@@ -50,13 +50,11 @@ class LineHandler:
     """One input's bytes → lines → decoded; each read's frames go to the ingest queue together, with the credit
     the read was made under."""
 
-    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, stop: threading.Event,
-                 credits: int = SERIAL_CREDITS) -> None:
+    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, credits: int = SERIAL_CREDITS) -> None:
         self.name = name
         self.credits = threading.Semaphore(credits)
         self._frames = frames
         self._metrics = metrics
-        self._stop = stop
         self._log = RateLimitedLog()
         self._lines = metrics.lines_read.labels(name)
         self._assembler = LineAssembler()
@@ -81,9 +79,9 @@ class LineHandler:
     def finish(self) -> None:
         """End of input: a last line without its newline still counts."""
         lines, _ = self._assembler.feed(b"\n")  # a partial line is within the limit: nothing is dropped here
-        self.credits.acquire()
-        if not self._handle(lines, int(time.time() * 1000)):
-            self.credits.release()
+        # Already in memory and no read follows: handed over without waiting for a credit (the ingest may hold
+        # them back while the spool has no room); the one it gives back is never used.
+        self._handle(lines, int(time.time() * 1000))
 
     def _handle(self, lines: list[bytes], received_ms: int) -> bool:
         """Decodes; hands the frames to the ingest with the read's credit. False: nothing handed over (the caller

@@ -71,12 +71,12 @@ class Gateway:
         self._inputs: list[threading.Thread] = []
         reopen_backoff = functools.partial(backoff_s, max_s=config.serial.reopen_max_s)
         for path, baud in serial_ports(config.serial):
-            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop, SERIAL_CREDITS)
+            handler = LineHandler(path, self.ingest.queue, self.metrics, SERIAL_CREDITS)
             reader = SerialInput(path, baud, handler, self._inputs_stop, reopen_backoff,
                                  self.metrics.input_up.labels(path))
             self._inputs.append(threading.Thread(target=reader.run, name=f"serial {path}", daemon=True))
         for path in streams:
-            handler = LineHandler(path, self.ingest.queue, self.metrics, self._inputs_stop, STREAM_CREDITS)
+            handler = LineHandler(path, self.ingest.queue, self.metrics, STREAM_CREDITS)
             reader = StreamInput(path, handler, self._inputs_stop, on_end=self._stream_ended)
             self._inputs.append(threading.Thread(target=reader.run, name=f"input {path}", daemon=True))
 

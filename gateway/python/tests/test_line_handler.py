@@ -1,7 +1,6 @@
 """An input's bytes through LineHandler: every line is counted once, as a frame, a status or a reject reason."""
 
 import queue
-import threading
 
 from telemetry_gateway.frame import encode_frame
 from telemetry_gateway.inputs import LineHandler
@@ -10,7 +9,7 @@ from telemetry_gateway.metrics import Metrics
 
 def handler():
     frames, metrics = queue.Queue(), Metrics()
-    return LineHandler("/dev/ttyUSB0", frames, metrics, threading.Event()), frames, metrics
+    return LineHandler("/dev/ttyUSB0", frames, metrics), frames, metrics
 
 
 def sample(metrics, name, **labels):

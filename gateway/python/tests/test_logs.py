@@ -3,7 +3,6 @@
 import ast
 import logging
 import queue
-import threading
 
 from telemetry_gateway import logs
 from telemetry_gateway.inputs import LineHandler
@@ -35,7 +34,7 @@ def test_control_and_non_ascii_characters_are_escaped():
 def test_a_rejected_lines_excerpt_reaches_the_log_escaped(caplog):
     line = b"\x1b]0;pwned\x07$T1,G,1,a=1*\xff\xfe\x00"  # an xterm title sequence, bytes >= 0x80, NUL
     with caplog.at_level(logging.WARNING, logger="telemetry_gateway"):
-        LineHandler("/dev/ttyUSB0", queue.Queue(), Metrics(), threading.Event())._reject("bad_syntax", 1, line)
+        LineHandler("/dev/ttyUSB0", queue.Queue(), Metrics())._reject("bad_syntax", 1, line)
     text = caplog.records[-1].getMessage()
     assert text.isascii() and text.isprintable()
     assert text.endswith(r"line='\x1b]0;pwned\x07$T1,G,1,a=1*\xff\xfe\x00'")  # each byte escaped once
