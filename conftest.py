@@ -82,10 +82,11 @@ def small_tmpfs(tmp_path):
 
 
 def fill_disk(folder: Path) -> Path:
-    """Writes a file into folder until the disk refuses (ENOSPC); returns it (delete it to free the room)."""
+    """Writes to a file in folder until the disk refuses (ENOSPC); returns it (delete it to free the room).
+    Called again, it takes whatever room was freed meanwhile."""
     filler = folder / "filler"
     chunk = b"\0" * 65536
-    with open(filler, "wb", buffering=0) as f:
+    with open(filler, "ab", buffering=0) as f:
         try:
             while True:
                 f.write(chunk)

@@ -19,7 +19,9 @@ Room: the cap (max_bytes) is where reading pauses (room() says "cap"); SQLite's 
 headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool
 (RESERVE_BYTES, preallocated): when a commit finds the disk full the reserve is given up and the commit retried, so
 what was read is kept, acknowledged frames can still be deleted, and a restart can open the spool; reading stays
-paused (room() says "disk") until the disk has room for the reserve again plus a margin.
+paused (room() says "disk") until the disk has room for the reserve again plus a margin. A low disk also has the
+WAL checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it
+restarts).
 
 Durability ("fsync" policy):
 - batch: synchronous=FULL; each group commit is fsynced before the frames count as spooled. A power cut loses
@@ -67,6 +69,8 @@ ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: r
 DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the disk was refused by the disk
 # Above the cap, for frames read before reading paused: the inputs' credits (inputs.py), a few 16 KiB reads each.
 CAP_HEADROOM = 4 << 20
+BUSY_TIMEOUT_MS = 5000
+WAL_KEEP_BYTES = 1 << 20  # what the WAL file is cut back to when it restarts
 
 # Rows per INSERT statement, largest first: a few fixed sizes, so their statements stay in sqlite3's cache. 128
 # rows are 640 variables, within the 999 of SQLite builds before 3.32.
@@ -125,8 +129,10 @@ class Spool:
         if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
-        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoint() does it, off the commit path
+        # A WAL is reused, not shrunk, after a checkpoint: without a limit it keeps its largest size on the disk.
+        self._db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
         self._upgrade_format()
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not {"frames", "receipt_stamps"} <= tables:
@@ -232,6 +238,8 @@ class Spool:
         for the reserve (and a margin)."""
         if self.disk_low:
             self.disk_low = not self._keep_reserve()
+            if self.disk_low and self._truncate_wal():
+                self.disk_low = not self._keep_reserve()
             if self.disk_low:
                 return "disk"
         with self._lock:
@@ -267,6 +275,19 @@ class Spool:
             self.reserve_path.unlink(missing_ok=True)
             return False
         return True
+
+    def _truncate_wal(self) -> bool:
+        """On a low disk, copies the WAL into the database and cuts it to nothing: the WAL of a spool that grew
+        while Cassandra was away can hold most of the disk. False if readers or the disk did not let it."""
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA busy_timeout=0")  # a reader busy now: try at the next room check
+                busy, _pages, _copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error:
+                return False
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return busy == 0
 
     def _release_reserve(self) -> bool:
         """Gives the reserve's room to the spool; False if there was none."""
