@@ -37,7 +37,8 @@ class Metrics:
         self.rows_written = Counter(p + "rows_written", "Readings rows acknowledged by Cassandra", registry=r)
         self.frames_written = Counter(p + "frames_written", "Frames acknowledged by Cassandra", registry=r)
         self.write_errors = Counter(p + "write_errors", "Failed Cassandra requests (retried)", ["error"], registry=r)
-        self.requests_in_flight = Gauge(p + "requests_in_flight", "Cassandra requests sent or awaiting retry",
+        self.requests_in_flight = Gauge(p + "requests_in_flight", "Cassandra requests sent and not yet answered "
+                                        "(at most [cassandra] max_in_flight)",
                                         registry=r)
         self.write_latency = Histogram(p + "write_latency_seconds", "Cassandra request latency",
                                        buckets=LATENCY_BUCKETS, registry=r)
