@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Callable, Iterable
 
-from telemetry_gateway.greenhouse_model import DAY_MS, greenhouse_reading
+from telemetry_board_sim.greenhouse_model import DAY_MS, greenhouse_reading
 
 UTC = timezone.utc
 BATCH_ROWS = 100
@@ -34,7 +34,7 @@ class Reading:
 
 def greenhouse_readings(source: str, start_ms: int, end_ms: int, step_ms: int, seed: int,
                         night_low: float | Callable[[int], float] = 1.0, with_vbat: bool = False) -> list[Reading]:
-    """Frames every step_ms in [start_ms, end_ms) from the gateway's greenhouse model. night_low may vary by UTC
+    """Frames every step_ms in [start_ms, end_ms) from the simulated boards' greenhouse model. night_low may vary by UTC
     day number (a function of ts // DAY_MS) so that some nights are cold and others not; with_vbat adds a fifth
     metric (battery volts, as sensor nodes send) so benchmark frames carry five values."""
     rng = random.Random(seed)

@@ -1,9 +1,10 @@
 """The gateway conformance harness's tools: a board on a real pseudo-terminal, a gateway process under test
 (any implementation: GATEWAY_COMMAND), its Prometheus metrics, and what landed in Cassandra.
 
-The contract a gateway meets here: it takes `run --config FILE` with the TOML format of
-gateway/python/telemetry-gateway.example.toml, exposes the telemetry_gateway_* metrics on [metrics] listen, and
-keeps its spool in the SQLite layout of gateway/python/telemetry_gateway/spool.py (table `frames`).
+The contract a gateway meets here is written in gateway/contract/: it takes `run --config FILE` with the keys of
+config.md (example: gateway/python/telemetry-gateway.example.toml), exposes the metrics of metrics.json on
+[metrics] listen, and keeps its spool in the SQLite layout of spool.sql (table `frames`). Boards are simulated with
+telemetry_board_sim (firmware/board_sim), never with a gateway's own code.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from telemetry_gateway.frame import encode_frame
+from telemetry_board_sim import encode_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_COMMAND = str(ROOT / ".venv" / "bin" / "telemetry-gateway")

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from conftest import connect, launcher, migrate
-from telemetry_gateway.frame import crc16_ccitt_false
+from telemetry_board_sim import crc16_ccitt_false
 from harness import Board, GatewayUnderTest, Stream, stored_numbers, wait_for
 
 pytestmark = pytest.mark.cassandra

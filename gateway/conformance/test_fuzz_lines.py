@@ -21,7 +21,7 @@ import pytest
 
 from conftest import connect, migrate
 from harness import Board, GatewayUnderTest, wait_for
-from telemetry_gateway.frame import crc16_ccitt_false, encode_frame
+from telemetry_board_sim import crc16_ccitt_false, encode_frame
 
 pytestmark = pytest.mark.cassandra
 

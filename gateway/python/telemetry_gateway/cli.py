@@ -1,4 +1,4 @@
-"""telemetry-gateway run | check | simulate"""
+"""telemetry-gateway run | check"""
 
 from __future__ import annotations
 
@@ -99,14 +99,6 @@ def connection_hint(error: str, config: Config) -> str:
     return ""
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    from .simulate import SimulationSpec, run_simulation
-
-    spec = SimulationSpec(sources=args.sources, rate=args.rate, count=args.count, backfill_days=args.days,
-                          interval_s=args.interval, corrupt_every=args.corrupt_every, seed=args.seed)
-    return run_simulation(spec, args.output, args.pty)
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="telemetry-gateway", description="Serial telemetry frames into Cassandra.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -120,19 +112,6 @@ def parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate the config, connect, report the schema version")
     add_config_flags(check)
     check.set_defaults(func=cmd_check)
-    sim = sub.add_parser("simulate", help="virtual greenhouse boards on a pseudo-terminal, a file or stdout")
-    target = sim.add_mutually_exclusive_group()
-    target.add_argument("--pty", metavar="PATH", help="create a pty and link it at PATH")
-    target.add_argument("--output", metavar="FILE", help="write lines to FILE ('-' = stdout, the default)")
-    sim.add_argument("--sources", type=int, default=1)
-    sim.add_argument("--rate", type=float, default=1.0, help="frames/s over all sources; 0 = unpaced")
-    sim.add_argument("--count", type=int, default=0, help="stop after this many lines (0 = run until stopped)")
-    sim.add_argument("--days", type=float, default=0.0, help="backfill: frames with explicit t over the last "
-                     "DAYS, one per --interval seconds per source")
-    sim.add_argument("--interval", type=float, default=60.0)
-    sim.add_argument("--corrupt-every", type=int, default=0, metavar="N", help="damage every Nth line")
-    sim.add_argument("--seed", type=int, default=1)
-    sim.set_defaults(func=cmd_simulate)
     return p
 
 

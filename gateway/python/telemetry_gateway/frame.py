@@ -1,4 +1,4 @@
-"""Frame codec: v1 frames, base-station status lines and legacy greenhouse JSON.
+"""Frame decoder: v1 frames, base-station status lines and legacy greenhouse JSON.
 
 Implements firmware/protocol/PROTOCOL.md section 3 step by step; the step names (F1, J3, ...) are the spec's.
 Pure functions: bytes in, a value out, never an exception for bad input.
@@ -12,8 +12,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Iterable, NamedTuple, Sequence, Union
+from typing import NamedTuple, Union
 
 from .reading_values import doubles_struct, pack_values, unpack_values
 
@@ -228,51 +227,3 @@ def _decode_legacy(line: bytes) -> Decoded:
     if not values:
         return Reject("no_values")
     return Frame.of("legacy", source, None, None, tuple(values))
-
-
-ValueText = Union[str, int, float]
-
-
-def format_value(value: ValueText) -> str:
-    """Decimal text for a value: a string is checked and kept, a number gets its shortest exact form."""
-    if isinstance(value, str):
-        text = value
-    elif isinstance(value, bool):
-        raise ValueError("a boolean is not a metric value")
-    elif isinstance(value, int):
-        text = str(value)
-    elif math.isfinite(value):
-        # repr gives the shortest round-tripping digits; Decimal's 'f' format spells them without an exponent.
-        text = format(Decimal(repr(value)), "f")
-    else:
-        raise ValueError(f"value {value!r} is not finite")
-    if not _VALUE.fullmatch(text.encode("ascii", "replace")):
-        raise ValueError(f"value {text!r} is not a decimal number")
-    return text
-
-
-def encode_frame(source: str, seq: int, values: Sequence[tuple[str, ValueText]] | Iterable[tuple[str, ValueText]],
-                 t: int | None = None) -> bytes:
-    """One v1 frame line, newline included. Raises ValueError for input that would not decode."""
-    if not _SOURCE.fullmatch(source.encode("ascii", "replace")):
-        raise ValueError(f"bad source {source!r}")
-    if not 0 <= seq < SEQ_MODULUS:
-        raise ValueError(f"seq {seq} outside 0..65535")
-    pairs = []
-    if t is not None:
-        if not _TIME.fullmatch(str(t).encode("ascii")):
-            raise ValueError(f"bad time {t!r}")
-        pairs.append(f"t={t}")
-    keys = set()
-    for key, value in values:
-        if key == "t" or not _KEY.fullmatch(key.encode("ascii", "replace")) or key in keys:
-            raise ValueError(f"bad or repeated key {key!r}")
-        keys.add(key)
-        pairs.append(f"{key}={format_value(value)}")
-    if not keys:
-        raise ValueError("a frame needs at least one metric")
-    body = f"T1,{source},{seq}," + ",".join(pairs)
-    line = f"${body}*{crc16_ccitt_false(body.encode('ascii')):04X}\n".encode("ascii")
-    if len(line) - 1 > MAX_LINE_BYTES:
-        raise ValueError(f"frame is {len(line) - 1} bytes, over {MAX_LINE_BYTES}")
-    return line

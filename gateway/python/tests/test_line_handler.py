@@ -2,7 +2,7 @@
 
 import queue
 
-from telemetry_gateway.frame import encode_frame
+from telemetry_board_sim import encode_frame
 from telemetry_gateway.inputs import LineHandler
 from telemetry_gateway.metrics import Metrics
 

@@ -82,7 +82,7 @@ def test_unit_file_verifies(tmp_path):
 
 @pytest.mark.parametrize("policy", ["pause", "drop_oldest"])
 def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
-    from telemetry_gateway.simulate import SimulationSpec, simulated_lines
+    from telemetry_board_sim.simulation import SimulationSpec, simulated_lines
     frames = tmp_path / "frames.txt"
     count = 40_000  # more than the ingest queue (~8,000), a group (5,000) and the 0.1 MB spool hold together
     frames.write_bytes(b"".join(simulated_lines(SimulationSpec(sources=3, count=count), 1_780_000_000_000)))

@@ -246,7 +246,7 @@ def test_launcher_status_and_cqlsh_use_the_nodes_tls(mutual_tls, node):
 
 
 def frame_values(path: Path) -> list[tuple[str, str, float]]:
-    """(source, metric, value) of every frame in a simulate file, read from the text: `$T1,SRC,SEQ,k=v,...*CRC`."""
+    """(source, metric, value) of every frame in a board-sim file, read from the text: `$T1,SRC,SEQ,k=v,...*CRC`."""
     values = []
     for line in path.read_text().splitlines():
         fields = line[1:line.rindex("*")].split(",")
@@ -259,9 +259,9 @@ def frame_values(path: Path) -> list[tuple[str, str, float]]:
 
 def test_run_over_mutual_tls_lands_the_rows(mutual_tls, tmp_path):
     frames = tmp_path / "frames.txt"
-    simulate = subprocess.run([GATEWAY, "simulate", "--output", str(frames), "--sources", "2", "--rate", "0",
-                               "--count", "20"], capture_output=True, text=True, timeout=60)
-    assert simulate.returncode == 0, simulate.stderr
+    board = subprocess.run([sys.executable, "-m", "telemetry_board_sim", "--output", str(frames), "--sources", "2",
+                            "--rate", "0", "--count", "20"], capture_output=True, text=True, timeout=60)
+    assert board.returncode == 0, board.stderr
     expected = frame_values(frames)
     assert len(expected) == 80 and {source for source, _, _ in expected} == {"sim1", "sim2"}
 

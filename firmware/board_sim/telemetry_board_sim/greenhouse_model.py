@@ -11,13 +11,19 @@ import random
 DAY_MS = 86_400_000
 
 
-def greenhouse_reading(t_ms: int, rng: random.Random, night_low: float = 1.0) -> list[tuple[str, str]]:
-    """Metric name → decimal text at Unix time t_ms (UTC hours stand in for solar time)."""
+def day_cycle(t_ms: int) -> tuple[float, float]:
+    """(warmth, sun) at Unix time t_ms, UTC hours standing in for solar time. warmth: -1 at 03:00 (coldest) to 1
+    at 15:00 (warmest); sun: 0 from 18:00 to 06:00, 1 at noon."""
     hour = (t_ms % DAY_MS) / 3_600_000
-    # Coldest just before sunrise (~05:00), warmest mid-afternoon (~15:00).
-    daily = math.cos((hour - 15) / 24 * 2 * math.pi)
+    warmth = math.cos((hour - 15) / 24 * 2 * math.pi)
     sun = max(0.0, math.sin((hour - 6) / 12 * math.pi))
-    outside = night_low + 6 + 6 * daily + rng.gauss(0, 0.3)
+    return warmth, sun
+
+
+def greenhouse_reading(t_ms: int, rng: random.Random, night_low: float = 1.0) -> list[tuple[str, str]]:
+    """Metric name → decimal text at Unix time t_ms."""
+    warmth, sun = day_cycle(t_ms)
+    outside = night_low + 6 + 6 * warmth + rng.gauss(0, 0.3)
     inside = outside + 4 + 6 * sun + rng.gauss(0, 0.2)
     humidity = min(100.0, max(0.0, 75 - 25 * sun + rng.gauss(0, 1.5)))
     light = min(100, max(0, round(100 * sun + rng.gauss(0, 2))))

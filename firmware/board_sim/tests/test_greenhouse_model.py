@@ -1,8 +1,8 @@
 import random
+import re
 from datetime import datetime, timezone
 
-from telemetry_gateway.frame import Frame, decode_line, encode_frame
-from telemetry_gateway.greenhouse_model import greenhouse_reading
+from telemetry_board_sim import encode_frame, greenhouse_reading
 
 
 def at(hour):
@@ -25,6 +25,13 @@ def test_nights_are_cold_and_dark_days_warm_and_bright():
     assert all(0 <= values(h)["humidity"] <= 100 for h in range(24))
 
 
+def test_a_colder_night_low_shifts_the_outside_temperature():
+    assert values(4, night_low=-5.0)["temp_out"] < values(4, night_low=1.0)["temp_out"] - 5
+
+
 def test_readings_encode_as_valid_frames():
     reading = greenhouse_reading(at(9), random.Random(2))
-    assert isinstance(decode_line(encode_frame("G", 1, reading)), Frame)
+    assert [k for k, _ in reading] == ["temp_in", "temp_out", "humidity", "light"]
+    assert all(re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", text) for _, text in reading)  # PROTOCOL.md decimals
+    line = encode_frame("G", 1, reading)
+    assert line.startswith(b"$T1,G,1,temp_in=") and line.endswith(b"\n")
