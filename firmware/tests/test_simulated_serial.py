@@ -53,7 +53,7 @@ def frame_fields(line: bytes) -> FrameFields:
     version, source, seq, *pairs = line[1:line.rindex(b"*")].decode("ascii").split(",")
     assert version == "T1" and not any(pair.startswith("t=") for pair in pairs), line
     texts = [tuple(pair.split("=", 1)) for pair in pairs]
-    assert line == encode_frame(source, int(seq), texts).replace(b"\n", b"\r\n"), line  # Serial.println
+    assert line == encode_frame(source, int(seq), texts), line
     return FrameFields(source, int(seq), {key: float(text) for key, text in texts})
 
 
