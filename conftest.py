@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
+from telemetry_cassandra import cluster_from_env
 
 ROOT = Path(__file__).resolve().parent
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
@@ -41,10 +42,11 @@ def cassandra_node():
 
 
 def connect(host: str) -> Cluster:
+    """A Cluster for host, or for TELEMETRY_CASSANDRA_HOSTS when set (with its credentials and TLS variables)."""
     profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"), request_timeout=30)
     # Tests restart the node: reconnect every half second rather than backing off for minutes.
-    return Cluster([host], protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                   reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
+    return cluster_from_env(default_hosts=host, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                            reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +67,8 @@ def fresh_keyspace(cql):
 
 
 def migrate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(MIGRATE), "--hosts", HOST, *args], capture_output=True, text=True, timeout=300)
+    hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS") or HOST  # where connect() goes too
+    return subprocess.run([str(MIGRATE), "--hosts", hosts, *args], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture

@@ -10,16 +10,15 @@ import argparse
 import getpass
 import os
 import socket
-import ssl
 import sys
 import time
 import uuid
 from pathlib import Path
 
 from cassandra import ConsistencyLevel
-from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import Cluster, Session
 from cassandra.query import SimpleStatement
+from telemetry_cassandra import connect_cluster
 
 from migration_plan import Applied, Migration, MigrationError, load_migrations, pending
 
@@ -65,8 +64,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.readings_ttl is not None and args.readings_ttl < 0:
         p.error("--readings-ttl must be 0 or more seconds")
-    if bool(args.tls_cert) != bool(args.tls_key) or (args.tls_cert and not args.tls_ca):
-        p.error("--tls-cert and --tls-key go together, and with --tls-ca")
     return args
 
 
@@ -83,15 +80,11 @@ def replication_map(args: argparse.Namespace) -> dict[str, object]:
 
 
 def connect(args: argparse.Namespace) -> Cluster:
-    auth = None
-    if os.environ.get("TELEMETRY_CASSANDRA_USERNAME"):
-        auth = PlainTextAuthProvider(os.environ["TELEMETRY_CASSANDRA_USERNAME"],
-                                     os.environ.get("TELEMETRY_CASSANDRA_PASSWORD", ""))
-    ssl_context = ssl.create_default_context(cafile=args.tls_ca) if args.tls_ca else None
-    if ssl_context and args.tls_cert:
-        ssl_context.load_cert_chain(args.tls_cert, args.tls_key)
-    return Cluster(args.hosts.split(","), port=args.port, auth_provider=auth, ssl_context=ssl_context,
-                   connect_timeout=10)
+    """Hosts and TLS files from the arguments (their defaults are the TELEMETRY_CASSANDRA_* variables); the
+    credentials only from the environment, never from the command line, where `ps` shows them."""
+    return connect_cluster(args.hosts, port=args.port, username=os.environ.get("TELEMETRY_CASSANDRA_USERNAME"),
+                           password=os.environ.get("TELEMETRY_CASSANDRA_PASSWORD"), tls_ca=args.tls_ca,
+                           tls_cert=args.tls_cert, tls_key=args.tls_key, connect_timeout=10)
 
 
 def cql_map(replication: dict[str, object]) -> str:
@@ -154,7 +147,10 @@ def apply(session: Session, keyspace: str, migration: Migration, owner: str) -> 
 def run(args: argparse.Namespace) -> int:
     migrations = load_migrations(SCHEMA_DIR)
     replication = replication_map(args)
-    cluster = connect(args)
+    try:
+        cluster = connect(args)
+    except ValueError as error:  # connection settings that do not go together, an unreadable TLS file
+        raise MigrationError(str(error)) from None
     try:
         session = cluster.connect()
         if args.status:

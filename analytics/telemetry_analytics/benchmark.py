@@ -32,11 +32,14 @@ def parse(argv):
 
 
 def session(hosts: str):
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    """A Cluster for --hosts, with the port, credentials and TLS of the TELEMETRY_CASSANDRA_* variables."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     from cassandra.policies import DCAwareRoundRobinPolicy
+    from telemetry_cassandra import connect_cluster, settings_from_env
 
     profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy(), request_timeout=60)
-    return Cluster(hosts.split(","), protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    return connect_cluster(**{**settings_from_env(os.environ), "hosts": hosts},
+                           execution_profiles={EXEC_PROFILE_DEFAULT: profile})
 
 
 def ensure_loaded(cql, hosts: str, keyspace: str, args, days: int) -> None:

@@ -14,13 +14,13 @@ UTC = timezone.utc
 
 
 def main(days: int = 3) -> int:
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     from cassandra.policies import DCAwareRoundRobinPolicy
+    from telemetry_cassandra import cluster_from_env
 
-    hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1").split(",")
     keyspace = os.environ.get("TELEMETRY_CASSANDRA_KEYSPACE", "telemetry")
     profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy(), request_timeout=60)
-    cluster = Cluster(hosts, protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    cluster = cluster_from_env(execution_profiles={EXEC_PROFILE_DEFAULT: profile})
     cql = cluster.connect()
     today = datetime.now(UTC).date()
     if list(cql.execute(f"SELECT source FROM {keyspace}.source_days WHERE day = %s LIMIT 1", [today])):

@@ -3,11 +3,10 @@
 import os
 from datetime import datetime, timedelta, timezone
 
-from cassandra.cluster import Cluster
+from telemetry_cassandra import cluster_from_env
 
-hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1").split(",")
 keyspace = os.environ.get("TELEMETRY_CASSANDRA_KEYSPACE", "telemetry")
-cluster = Cluster(hosts, protocol_version=5)
+cluster = cluster_from_env()
 session = cluster.connect(keyspace)
 today = datetime.now(timezone.utc).date()
 print(f"{'UTC day':<12}{'source':<10}{'rows':>8}")

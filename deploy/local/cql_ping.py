@@ -4,11 +4,10 @@ With --tls-ca (and optionally --tls-cert/--tls-key) the query goes over TLS, ver
 
 import argparse
 import logging
-import ssl
 import sys
 
-from cassandra.cluster import Cluster
 from cassandra.policies import WhiteListRoundRobinPolicy
+from telemetry_cassandra import connect_cluster
 
 logging.disable(logging.WARNING)  # a node that is still starting makes the driver log connection errors
 parser = argparse.ArgumentParser()
@@ -18,14 +17,9 @@ parser.add_argument("--tls-ca")
 parser.add_argument("--tls-cert")
 parser.add_argument("--tls-key")
 args = parser.parse_args()
-ssl_context = None
-if args.tls_ca:
-    ssl_context = ssl.create_default_context(cafile=args.tls_ca)
-    if args.tls_cert:
-        ssl_context.load_cert_chain(args.tls_cert, args.tls_key)
-cluster = Cluster([args.host], port=args.port, connect_timeout=3, control_connection_timeout=3,
-                  load_balancing_policy=WhiteListRoundRobinPolicy([args.host]), protocol_version=5,
-                  ssl_context=ssl_context)
+cluster = connect_cluster([args.host], port=args.port, tls_ca=args.tls_ca, tls_cert=args.tls_cert,
+                          tls_key=args.tls_key, connect_timeout=3, control_connection_timeout=3,
+                          load_balancing_policy=WhiteListRoundRobinPolicy([args.host]))
 try:
     session = cluster.connect()
     print(session.execute("SELECT release_version FROM system.local", timeout=5).one().release_version)

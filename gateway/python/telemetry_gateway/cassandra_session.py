@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import ssl
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cassandra import ConsistencyLevel
-from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
-from cassandra.policies import DCAwareRoundRobinPolicy, ExponentialReconnectionPolicy, TokenAwarePolicy
+from cassandra.policies import DCAwareRoundRobinPolicy, ReconnectionPolicy, TokenAwarePolicy
 from cassandra.query import PreparedStatement
+from telemetry_cassandra import TlsFileError, connect_cluster
 
+from .backoff import backoff_s
 from .config import CassandraConfig, read_credentials
+from .config_error import ConfigError
 
 
 @dataclass
@@ -22,27 +25,36 @@ class Statements:
     day_change: PreparedStatement
 
 
+class BackoffReconnectionPolicy(ReconnectionPolicy):
+    """The driver reconnects to a node on the schedule that requests and serial ports retry on (backoff_s); the
+    driver's default waits up to 10 minutes between attempts, and a gateway must be back within seconds."""
+
+    def __init__(self, max_s: float) -> None:
+        self.max_s = max_s
+
+    def new_schedule(self) -> Iterator[float]:
+        return (backoff_s(attempt, self.max_s) for attempt in itertools.count(1))
+
+
 def build_cluster(config: CassandraConfig) -> Cluster:
     credentials = read_credentials(config)
-    ssl_context = None
-    if config.tls_ca:
-        ssl_context = ssl.create_default_context(cafile=config.tls_ca)  # verifies the server certificate
-        if config.tls_cert:
-            ssl_context.load_cert_chain(config.tls_cert, config.tls_key)
+    username, password = credentials or (None, None)
     profile = ExecutionProfile(
         # Token-aware: a single-partition batch goes straight to a replica of that partition.
         load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=config.local_dc)),
         consistency_level=ConsistencyLevel.name_to_value[config.consistency.upper()],
         request_timeout=config.request_timeout_s,
     )
-    return Cluster(
-        list(config.hosts), port=config.port, protocol_version=5,
-        auth_provider=PlainTextAuthProvider(*credentials) if credentials else None,
-        ssl_context=ssl_context, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-        # The driver's default waits up to 10 minutes between reconnects; a gateway must be back within seconds.
-        reconnection_policy=ExponentialReconnectionPolicy(base_delay=0.5, max_delay=config.retry_max_s),
-        connect_timeout=5, control_connection_timeout=5,
-    )
+    try:
+        return connect_cluster(
+            config.hosts, port=config.port, username=username, password=password,
+            tls_ca=config.tls_ca or None, tls_cert=config.tls_cert or None, tls_key=config.tls_key or None,
+            execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+            reconnection_policy=BackoffReconnectionPolicy(config.retry_max_s),
+            connect_timeout=5, control_connection_timeout=5,
+        )
+    except TlsFileError as error:
+        raise ConfigError(f"cassandra.{error.setting}", "unreadable", str(error)) from None
 
 
 def prepare(session: Session) -> Statements:

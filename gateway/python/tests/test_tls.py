@@ -6,7 +6,6 @@ import collections
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
 import time
@@ -14,8 +13,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
 from cassandra.policies import WhiteListRoundRobinPolicy
+from telemetry_cassandra import connect_cluster
 
 pytestmark = pytest.mark.cassandra
 
@@ -272,11 +272,9 @@ def test_run_over_mutual_tls_lands_the_rows(mutual_tls, tmp_path):
     assert f"event=cassandra_connected keyspace={KEYSPACE}" in log and "event=inputs_done_and_spool_drained" in log
     assert "Traceback" not in log
 
-    context = ssl.create_default_context(cafile=str(mutual_tls.ca))
-    context.load_cert_chain(str(mutual_tls.client_cert), str(mutual_tls.client_key))
     profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([HOST]), request_timeout=30)
-    cluster = Cluster([HOST], protocol_version=5, ssl_context=context,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    cluster = connect_cluster([HOST], tls_ca=str(mutual_tls.ca), tls_cert=str(mutual_tls.client_cert),
+                              tls_key=str(mutual_tls.client_key), execution_profiles={EXEC_PROFILE_DEFAULT: profile})
     try:
         session = cluster.connect(KEYSPACE)
         rows = [(r.source, r.metric, r.value) for r in session.execute("SELECT source, metric, value FROM readings")]

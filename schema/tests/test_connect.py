@@ -1,0 +1,139 @@
+"""telemetry_cassandra: the driver's settings from arguments and TELEMETRY_CASSANDRA_* variables, and one real
+connection to the local node."""
+
+import ssl
+import subprocess
+
+import pytest
+from cassandra.auth import PlainTextAuthProvider
+from cassandra.policies import ConstantReconnectionPolicy
+
+from telemetry_cassandra import TlsFileError, cluster_from_env, cluster_options, settings_from_env
+
+ENV = "TELEMETRY_CASSANDRA_"
+
+
+def self_signed(folder, name):
+    """A throwaway certificate and its key (a CA to trust, or a client certificate to present)."""
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "1", "-subj", f"/CN={name}", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=30)
+    return str(cert), str(key)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pki")
+    return {"ca": self_signed(folder, "test-ca"), "client": self_signed(folder, "client"),
+            "other": self_signed(folder, "other")}
+
+
+def test_without_variables_the_defaults():
+    assert settings_from_env({}, default_hosts="10.0.0.9") == {
+        "hosts": ["10.0.0.9"], "port": 9042, "username": None, "password": None,
+        "tls_ca": None, "tls_cert": None, "tls_key": None}
+
+
+def test_every_variable_is_read():
+    env = {f"{ENV}HOSTS": " 10.0.0.1, 10.0.0.2 ,", f"{ENV}PORT": "9142", f"{ENV}USERNAME": "gateway",
+           f"{ENV}PASSWORD": "s3cret", f"{ENV}TLS_CA": "/etc/ca.crt", f"{ENV}TLS_CERT": "/etc/c.crt",
+           f"{ENV}TLS_KEY": "/etc/c.key"}
+    assert settings_from_env(env, default_hosts="127.0.0.1") == {
+        "hosts": ["10.0.0.1", "10.0.0.2"], "port": 9142, "username": "gateway", "password": "s3cret",
+        "tls_ca": "/etc/ca.crt", "tls_cert": "/etc/c.crt", "tls_key": "/etc/c.key"}
+
+
+def test_empty_variables_count_as_unset():
+    env = {f"{ENV}{name}": "" for name in ("HOSTS", "PORT", "USERNAME", "PASSWORD", "TLS_CA", "TLS_CERT", "TLS_KEY")}
+    assert settings_from_env(env, default_hosts="127.0.0.2") == settings_from_env({}, default_hosts="127.0.0.2")
+
+
+def test_a_port_that_is_no_number_is_named():
+    with pytest.raises(ValueError, match=f"{ENV}PORT must be a port number, not 'ninety'"):
+        settings_from_env({f"{ENV}PORT": "ninety"})
+
+
+@pytest.mark.parametrize("hosts", ["", " , ", []])
+def test_no_contact_points_is_an_error(hosts):
+    with pytest.raises(ValueError, match="no Cassandra contact points"):
+        cluster_options(hosts)
+
+
+def test_hosts_as_text_or_list_never_as_characters():
+    assert cluster_options("10.0.0.1,10.0.0.2")["contact_points"] == ["10.0.0.1", "10.0.0.2"]
+    assert cluster_options(("10.0.0.3",))["contact_points"] == ["10.0.0.3"]
+
+
+def test_plain_options_protocol_5_and_driver_options_passed_on():
+    policy = ConstantReconnectionPolicy(0.5)
+    options = cluster_options(["127.0.0.1"], port=9043, connect_timeout=3, reconnection_policy=policy)
+    assert options == {"contact_points": ["127.0.0.1"], "port": 9043, "protocol_version": 5, "auth_provider": None,
+                       "ssl_context": None, "connect_timeout": 3, "reconnection_policy": policy}
+    assert cluster_options("127.0.0.1", protocol_version=4)["protocol_version"] == 4
+
+
+def test_credentials_become_a_plain_text_auth_provider():
+    provider = cluster_options("127.0.0.1", username="gateway", password="s3cret")["auth_provider"]
+    assert isinstance(provider, PlainTextAuthProvider)
+    assert (provider.username, provider.password) == ("gateway", "s3cret")
+    assert cluster_options("127.0.0.1", username="gateway")["auth_provider"].password == ""
+
+
+def test_a_password_without_username_is_refused_without_showing_it():
+    with pytest.raises(ValueError, match="password is given without a username") as refused:
+        cluster_options("127.0.0.1", password="s3cret")
+    assert "s3cret" not in str(refused.value)
+
+
+@pytest.mark.parametrize("given, missing", [({"tls_cert": "c.crt"}, "key"), ({"tls_key": "c.key"}, "certificate")])
+def test_half_a_client_certificate_is_refused(given, missing):
+    with pytest.raises(ValueError, match=f"without its {missing}: tls_cert and tls_key go together "
+                                         f"\\({ENV}TLS_CERT, {ENV}TLS_KEY\\)"):
+        cluster_options("127.0.0.1", tls_ca="ca.crt", **given)
+
+
+def test_a_client_certificate_needs_the_ca():
+    with pytest.raises(ValueError, match=f"needs tls_ca \\({ENV}TLS_CA\\)"):
+        cluster_options("127.0.0.1", tls_cert="c.crt", tls_key="c.key")
+
+
+@pytest.mark.parametrize("option", ["contact_points", "auth_provider", "ssl_context", "ssl_options"])
+def test_own_settings_cannot_be_smuggled_in_as_driver_options(option):
+    with pytest.raises(TypeError, match=option):
+        cluster_options(["127.0.0.1"], **{option: None})
+
+
+def test_tls_verifies_the_node_against_the_ca_alone(pki):
+    context = cluster_options("127.0.0.1", tls_ca=pki["ca"][0])["ssl_context"]
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert [dict(field[0] for field in ca["subject"])["commonName"] for ca in context.get_ca_certs()] == ["test-ca"]
+
+
+def test_tls_client_certificate_is_loaded_and_a_wrong_key_is_named(pki):
+    cert, key = pki["client"]
+    assert isinstance(cluster_options("127.0.0.1", tls_ca=pki["ca"][0], tls_cert=cert, tls_key=key)["ssl_context"],
+                      ssl.SSLContext)
+    with pytest.raises(TlsFileError, match=f"cannot use TLS client certificate {cert} with key") as refused:
+        cluster_options("127.0.0.1", tls_ca=pki["ca"][0], tls_cert=cert, tls_key=pki["other"][1])
+    assert refused.value.setting == "tls_cert"
+
+
+def test_a_missing_ca_file_is_named(tmp_path):
+    missing = tmp_path / "nope.crt"
+    with pytest.raises(TlsFileError, match=f"cannot use TLS CA file {missing}") as refused:
+        cluster_options("127.0.0.1", tls_ca=str(missing))
+    assert refused.value.setting == "tls_ca"
+
+
+@pytest.mark.cassandra
+def test_cluster_from_env_connects_where_the_variables_say(cassandra_node, monkeypatch):
+    monkeypatch.setenv(f"{ENV}HOSTS", cassandra_node)
+    monkeypatch.setenv(f"{ENV}PORT", "9042")
+    cluster = cluster_from_env(default_hosts="192.0.2.1", connect_timeout=5)  # TEST-NET: unreachable by design
+    try:
+        session = cluster.connect()
+        assert session.execute("SELECT release_version FROM system.local").one().release_version.startswith("5.")
+        assert cluster.protocol_version == 5
+    finally:
+        cluster.shutdown()
