@@ -1,60 +1,68 @@
-"""Prometheus metrics of one gateway (own registry, so tests can run several gateways in a process)."""
+"""Prometheus metrics of one gateway (own registry, so tests can run several gateways in a process), declared from
+the contract: gateway/contract/metrics.json (installed as telemetry_gateway/contract/metrics.json) gives every
+family's name, type, help, labels and buckets; this file only gives each family its attribute."""
 
 from __future__ import annotations
 
+import json
 import threading
 from bisect import bisect_left
+from importlib.resources import files
 from typing import Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.metrics_core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+FAMILIES: dict[str, dict] = {family["name"]: family for family in json.loads(
+    files(__package__).joinpath("contract", "metrics.json").read_text(encoding="utf-8"))["metrics"]}
+PREFIX = "telemetry_gateway_"
 # Dense around the 50 ms delivery target, so its p99 is read from the histogram without a wide bucket to guess in.
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
-                   300)
+LATENCY_BUCKETS = tuple(FAMILIES[PREFIX + "delivery_latency_seconds"]["buckets"])
 
 
 class Metrics:
     def __init__(self) -> None:
+        # The contract has no <name>_created families (another language's client does not make them).
+        disable_created_metrics()
         r = self.registry = CollectorRegistry()
-        p = "telemetry_gateway_"
-        self.lines_read = Counter(p + "lines_read", "Lines read from inputs", ["input"], registry=r)
-        self.status_lines = Counter(p + "status_lines", "Base-station status lines ('#')", ["input"], registry=r)
-        self.frames_accepted = Counter(p + "frames_accepted", "Frames accepted", ["format"], registry=r)
-        self.rejects = Counter(p + "rejects", "Rejected lines by reason", ["reason"], registry=r)
-        self.duplicates = Counter(p + "duplicates", "Frames dropped as retransmissions", ["source"], registry=r)
-        self.seq_missing = Counter(p + "seq_missing_frames", "Frames lost, from seq gaps", ["source"], registry=r)
-        self.board_restarts = Counter(p + "board_restarts", "Seq went back to 0", ["source"], registry=r)
-        self.seq_conflicts = Counter(p + "seq_conflicts", "Frames repeating a recent seq with other content; "
-                                     "kept", ["source"], registry=r)
-        self.sources_evicted = Counter(p + "sources_evicted", "Sources forgotten, least recently seen first, to "
-                                       "keep [decode] max_sources", registry=r)
-        self.sources_tracked = Gauge(p + "sources_tracked", "Sources whose state is kept", registry=r)
-        self.time_refused = Counter(p + "explicit_time_refused", "Frames whose t was implausible; stamped on "
-                                    "receipt instead", ["source"], registry=r)
-        self.rows_written = Counter(p + "rows_written", "Readings rows acknowledged by Cassandra", registry=r)
-        self.frames_written = Counter(p + "frames_written", "Frames acknowledged by Cassandra", registry=r)
-        self.write_errors = Counter(p + "write_errors", "Failed Cassandra requests (retried)", ["error"], registry=r)
-        self.requests_in_flight = Gauge(p + "requests_in_flight", "Cassandra requests sent and not yet answered "
-                                        "(at most [cassandra] max_in_flight)",
-                                        registry=r)
-        self.write_latency = Histogram(p + "write_latency_seconds", "Cassandra request latency",
-                                       buckets=LATENCY_BUCKETS, registry=r)
-        self.delivery_latency = CountedHistogram(p + "delivery_latency_seconds", "Line read to its readings rows "
-                                                 "acknowledged by Cassandra", LATENCY_BUCKETS, registry=r)
-        self.cassandra_up = Gauge(p + "cassandra_up", "1 while Cassandra answers writes", registry=r)
-        self.input_up = Gauge(p + "input_up", "1 while the input is open", ["input"], registry=r)
-        self.spool_frames = Gauge(p + "spool_frames", "Frames in the spool, not yet acknowledged", registry=r)
-        self.spool_bytes = Gauge(p + "spool_bytes", "Bytes used by spooled frames", registry=r)
-        self.spool_full = Counter(p + "spool_full", "Times reading paused (or, with drop_oldest, frames were "
-                                  "dropped) because the spool reached its cap or its disk filled", ["kind"],
-                                  registry=r)
-        self.reading_paused = Gauge(p + "reading_paused", "1 while reading is paused: the spool is at its cap "
-                                    "(when_full = pause) or its disk is full", registry=r)
-        self.spool_dropped = Counter(p + "spool_dropped_frames", "Oldest frames dropped (when_full = drop_oldest)",
-                                     registry=r)
+        self.lines_read = declare("lines_read_total", r)
+        self.status_lines = declare("status_lines_total", r)
+        self.frames_accepted = declare("frames_accepted_total", r)
+        self.rejects = declare("rejects_total", r)
+        self.duplicates = declare("duplicates_total", r)
+        self.seq_missing = declare("seq_missing_frames_total", r)
+        self.board_restarts = declare("board_restarts_total", r)
+        self.seq_conflicts = declare("seq_conflicts_total", r)
+        self.sources_evicted = declare("sources_evicted_total", r)
+        self.sources_tracked = declare("sources_tracked", r)
+        self.time_refused = declare("explicit_time_refused_total", r)
+        self.rows_written = declare("rows_written_total", r)
+        self.frames_written = declare("frames_written_total", r)
+        self.write_errors = declare("write_errors_total", r)
+        self.requests_in_flight = declare("requests_in_flight", r)
+        self.write_latency = declare("write_latency_seconds", r)
+        family = FAMILIES[PREFIX + "delivery_latency_seconds"]
+        self.delivery_latency = CountedHistogram(family["name"], family["help"], family["buckets"], registry=r)
+        self.cassandra_up = declare("cassandra_up", r)
+        self.input_up = declare("input_up", r)
+        self.spool_frames = declare("spool_frames", r)
+        self.spool_bytes = declare("spool_bytes", r)
+        self.spool_full = declare("spool_full_total", r)
+        self.reading_paused = declare("reading_paused", r)
+        self.spool_dropped = declare("spool_dropped_frames_total", r)
+
+
+def declare(name: str, registry: CollectorRegistry) -> Counter | Gauge | Histogram:
+    """The contract's family PREFIX + name, registered in registry."""
+    family = FAMILIES[PREFIX + name]
+    labels = list(family["labels"])
+    if family["type"] == "counter":  # the client library adds _total itself
+        return Counter(family["name"].removesuffix("_total"), family["help"], labels, registry=registry)
+    if family["type"] == "gauge":
+        return Gauge(family["name"], family["help"], labels, registry=registry)
+    return Histogram(family["name"], family["help"], labels, buckets=family["buckets"], registry=registry)
 
 
 class CountedHistogram(Collector):

@@ -23,6 +23,9 @@ from typing import NamedTuple
 from .frame import SEQ_MODULUS
 
 _LAST_SEQ = SEQ_MODULUS - 1
+# Seqs remembered per source (a contract number: gateway/contract/vectors/sequence.jsonl). A retransmission comes
+# moments later, a few frames on at most; a bound keeps a source's memory a few words whatever the window.
+REMEMBERED_SEQS = 64
 
 
 class SeqVerdict(NamedTuple):  # one per frame: a tuple is the cheapest immutable record
@@ -40,7 +43,7 @@ CONFLICT = SeqVerdict(duplicate=False, missing=0, restarted=False, conflict=True
 
 
 class SeqTracker:
-    def __init__(self, duplicate_window_ms: int, max_remembered: int = 64) -> None:
+    def __init__(self, duplicate_window_ms: int, max_remembered: int = REMEMBERED_SEQS) -> None:
         self._window = duplicate_window_ms
         self._max = max_remembered
         # Per source: [its last seq, {seq: (ms seen, content hash)} oldest first]; a list so the last seq is set

@@ -1,5 +1,6 @@
 """The durable spool: every accepted frame is committed here before it is sent, and removed only after Cassandra
-acknowledged it.
+acknowledged it. Its schema is the contract's gateway/contract/spool.sql (spool_schema.py), its rules are
+gateway/contract/spool.md: what this file does, written for any gateway.
 
 SQLite in WAL mode. The commit thread writes through one connection (group commit: appends and deletes of
 acknowledged frames); the sender reads through its own, so a commit waiting for fsync never stalls the reads.
@@ -42,27 +43,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .reading_values import pack_values, unpack_values
-
-FORMAT_VERSION = 2  # PRAGMA user_version; 1 (or 0) stored the values as JSON text
-FRAMES_TABLE = """
-CREATE TABLE IF NOT EXISTS frames (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    source TEXT NOT NULL,
-    ts_ms INTEGER NOT NULL,
-    received_ms INTEGER NOT NULL,
-    metrics TEXT NOT NULL,  -- metric names, comma-separated, in the frame's order
-    vals BLOB NOT NULL      -- their values, big-endian doubles (reading_values)
-);
-"""
-SCHEMA = FRAMES_TABLE + """
--- The last receipt timestamp given to each source, committed with its frames: after a restart new stamps
--- continue above it, so a new frame never takes the key (source, ts) of one stamped before the restart.
-CREATE TABLE IF NOT EXISTS receipt_stamps (
-    source TEXT PRIMARY KEY,
-    last_ts_ms INTEGER NOT NULL
-);
-"""
-
+from .spool_schema import FORMAT_VERSION, STATEMENTS
 
 RESERVE_BYTES = 1 << 20
 ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: room for a while, not a flutter
@@ -136,7 +117,9 @@ class Spool:
         self._upgrade_format()
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not {"frames", "receipt_stamps"} <= tables:
-            self._db.executescript(SCHEMA)
+            self._db.execute("BEGIN IMMEDIATE")
+            self._create_tables()
+            self._db.execute("COMMIT")
         if self._db.execute("PRAGMA user_version").fetchone()[0] != FORMAT_VERSION:
             self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
@@ -160,7 +143,7 @@ class Spool:
         if columns and "metrics" not in columns:  # format 1: values as JSON text; converted once, in place
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("ALTER TABLE frames RENAME TO frames_format1")
-            self._db.execute(FRAMES_TABLE)
+            self._create_tables()
             old = self._db.execute("SELECT id, source, ts_ms, received_ms, vals FROM frames_format1").fetchall()
             self._db.executemany("INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) "
                                  "VALUES (?, ?, ?, ?, ?, ?)",
@@ -168,6 +151,11 @@ class Spool:
                                   for i, s, ts, r, vals in old])
             self._db.execute("DROP TABLE frames_format1")
             self._db.execute("COMMIT")
+
+    def _create_tables(self) -> None:
+        """Runs gateway/contract/spool.sql (tables if not there, format version) in the caller's transaction."""
+        for statement in STATEMENTS:
+            self._db.execute(statement)
 
     def used_bytes(self) -> int:
         with self._lock:

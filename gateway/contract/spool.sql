@@ -1,0 +1,26 @@
+-- The gateway's spool: a SQLite database holding every accepted frame until Cassandra has acknowledged it.
+-- Spool format 2. Every gateway creates a new spool by running these statements, in this order, in one
+-- transaction, and opens an existing one only if its PRAGMA user_version is at most the number set below.
+-- The rules around this schema (WAL, fsync, size cap, full disk, restart, upgrade from format 1) are in spool.md.
+
+-- One row per accepted frame, oldest first by id.
+CREATE TABLE IF NOT EXISTS frames (
+    -- AUTOINCREMENT: ids only grow, never reused even after the table emptied, so a reader's cursor
+    -- ("the rows with an id above the last one I took") never skips a frame.
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL,         -- the frame's source id
+    ts_ms INTEGER NOT NULL,       -- the readings' timestamp: ms since 1970-01-01 UTC (explicit t or receipt stamp)
+    received_ms INTEGER NOT NULL, -- when its line was read, ms since 1970-01-01 UTC (for the delivery latency)
+    metrics TEXT NOT NULL,        -- metric names, comma-separated, in the frame's order: 'temp_in,light'
+    vals BLOB NOT NULL            -- their values, in the same order: 8 bytes each, IEEE-754 doubles, big-endian
+);
+
+-- The last receipt timestamp given to each source, committed in the same transaction as its frames: after a
+-- restart new stamps continue above it, so a new frame never takes the key (source, ts) of one stamped before.
+CREATE TABLE IF NOT EXISTS receipt_stamps (
+    source TEXT PRIMARY KEY,
+    last_ts_ms INTEGER NOT NULL
+);
+
+-- The spool format version (this file's version). A gateway refuses a spool with a higher one.
+PRAGMA user_version = 2;

@@ -1,0 +1,178 @@
+"""The gateway contract's behaviour vectors (gateway/contract/vectors/*.jsonl, format in gateway/contract/README.md)
+run against the Python gateway: line assembly, sequence tracking, time stamping and write planning.
+
+Sequence and time cases go through the ingest's per-frame step (Ingest._accept: seq tracking, stamping and the
+per-source counters exactly as the running gateway does them), on a real spool for the persisted receipt stamps."""
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from telemetry_gateway.config import Config, DecodeConfig, TimeConfig
+from telemetry_gateway.frame import Frame
+from telemetry_gateway.ingest import Ingest
+from telemetry_gateway.latest_rows import LatestRows, latest_batches
+from telemetry_gateway.line_assembler import LineAssembler
+from telemetry_gateway.metrics import Metrics
+from telemetry_gateway.seq_tracker import REMEMBERED_SEQS
+from telemetry_gateway.reading_values import pack_values
+from telemetry_gateway.spool import SpooledFrame, Spool
+from telemetry_gateway.timestamps import DAY_MS
+from telemetry_gateway.write_plan import plan_writes
+
+VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
+# The per-source counters a frame may move (metric telemetry_gateway_<name>_total{source}).
+PER_SOURCE_COUNTERS = ("duplicates", "seq_missing_frames", "board_restarts", "seq_conflicts",
+                       "explicit_time_refused")
+
+
+def load(name):
+    with open(VECTORS / name, encoding="ascii") as f:
+        return [json.loads(line) for line in f]
+
+
+def cases(name):
+    loaded = load(name)
+    return pytest.mark.parametrize("case", loaded, ids=[c["name"] for c in loaded])
+
+
+def latin1(text: str) -> bytes:
+    return text.encode("latin-1")  # one byte per character U+0000-U+00FF (README: "Bytes in JSON")
+
+
+# --- line assembly ---------------------------------------------------------------------------------------------
+@cases("lines.jsonl")
+def test_lines(case):
+    assembler = LineAssembler(case["params"]["max_line_bytes"])
+    for number, step in enumerate(case["steps"]):
+        if "read" in step:
+            lines, too_long = assembler.feed(latin1(step["read"]))
+            rejects = {"too_long": too_long}
+        elif step.get("disconnect"):
+            lines, rejects = [], {"partial_line": assembler.reset()}
+        else:
+            assert step.get("end"), step
+            # End of input (LineHandler.finish): whatever is partial ends here.
+            lines, too_long = assembler.feed(b"\n")
+            rejects = {"too_long": too_long}
+        got = {"lines": lines, "rejects": {reason: n for reason, n in rejects.items() if n}}
+        want = {"lines": [latin1(line) for line in step["expect"]["lines"]], "rejects": step["expect"]["rejects"]}
+        assert got == want, f"step {number}"
+
+
+# --- sequence tracking and time stamping (the ingest's per-frame step) -----------------------------------------
+@pytest.fixture
+def spool(tmp_path):
+    spool = Spool(tmp_path / "spool.sqlite")
+    yield spool
+    spool.close()
+
+
+def ingest_for(params, spool):
+    config = Config(decode=DecodeConfig(duplicate_window_s=params.get("duplicate_window_ms", 10_000) / 1000,
+                                        max_sources=params.get("max_sources", 1000)),
+                    time=TimeConfig(max_future_s=params.get("max_future_ms", 60_000) / 1000,
+                                    max_age_days=params.get("max_age_ms", DAY_MS) / DAY_MS))
+    return Ingest(config, spool, Metrics(), lambda: None)
+
+
+def per_source_counts(ingest):
+    counts = {}
+    for family in ingest._metrics.registry.collect():
+        name = family.name.removeprefix("telemetry_gateway_")
+        if name in PER_SOURCE_COUNTERS:
+            for sample in family.samples:
+                if sample.name.endswith("_total") and sample.value:
+                    counts[(name, sample.labels["source"])] = sample.value
+    return counts
+
+
+def accept(ingest, frame, received_ms):
+    """The frame through the ingest: what it stored (or None) and the counters it moved, as {name: increment} for
+    the frame's source (any other source's counter moving fails)."""
+    before = per_source_counts(ingest)
+    stored = ingest._accept(frame, received_ms)
+    after = per_source_counts(ingest)
+    moved = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
+    assert all(source == frame.source for _, source in moved), moved
+    return stored, {name: int(n) for (name, _), n in moved.items()}
+
+
+@cases("sequence.jsonl")
+def test_sequence(case, spool):
+    params = case["params"]
+    assert params["remembered_seqs"] == REMEMBERED_SEQS  # a contract number, not a setting
+    ingest = ingest_for(params, spool)
+    contents = {}  # the vector's content labels → distinct frame values (equal label, equal content)
+    for number, step in enumerate(case["steps"]):
+        value = float(contents.setdefault(step["content"], len(contents)))
+        frame = Frame.of("v1", step["source"], step["seq"], None, (("x", value),))
+        stored, counts = accept(ingest, frame, step["received_ms"])
+        assert {"stored": stored is not None, "counts": counts} == step["expect"], f"step {number}: {step}"
+
+
+@cases("time.jsonl")
+def test_time(case, spool):
+    params = case["params"]
+    spool.commit([], [], case.get("persisted", {}))  # what a previous run left in the spool
+    ingest = ingest_for(params, spool)
+    for number, step in enumerate(case["steps"]):
+        if step.get("restart"):
+            # As Ingest.run does at each commit: the receipt stamps given go into the spool; then a new gateway.
+            spool.commit([], [], ingest._stamper.take_changed())
+            ingest = ingest_for(params, spool)
+            continue
+        read = step["read"]
+        for index, vector_frame in enumerate(read["frames"]):
+            frame = Frame.of("v1", vector_frame["source"], None, vector_frame["t"], (("x", float(index)),))
+            stored, counts = accept(ingest, frame, read["received_ms"])
+            assert stored is not None
+            got = {"ts_ms": stored.ts_ms, "counts": counts}
+            assert got == vector_frame["expect"], f"step {number}, frame {index}: {vector_frame}"
+
+
+# --- write planning --------------------------------------------------------------------------------------------
+def spooled(frame):
+    values = tuple((metric, float(value)) for metric, value in frame["values"])
+    return SpooledFrame(frame["id"], frame["source"], frame["ts_ms"], frame["ts_ms"], *pack_values(values))
+
+
+def batch_vector(batch):
+    return {"source": batch.source, "day": batch.day.isoformat(), "frames": [f.id for f in batch.frames],
+            "rows": batch.rows}
+
+
+def latest_vectors(rows):
+    """The `latest` writes as sent: the statement's parameters (source, metric, ts, value, USING TIMESTAMP) read
+    back from one UNLOGGED batch per source."""
+    written = []
+    for batch in latest_batches(rows, "%s|%s|%s|%s|%s"):  # a query text: the driver formats the parameters in
+        assert batch.batch_type.name == "UNLOGGED"
+        sources = set()
+        for _, query, _ in batch._statements_and_parameters:
+            source, metric, ts_ms, value, timestamp_us = query.split("|")
+            sources.add(source)
+            written.append({"source": source.strip("'"), "metric": metric.strip("'"), "ts_ms": int(ts_ms),
+                            "value": float(value), "write_timestamp_us": int(timestamp_us)})
+        assert len(sources) == 1  # one partition of `latest` per batch
+    return sorted(written, key=lambda row: (row["source"], row["metric"]))
+
+
+@cases("write_plan.jsonl")
+def test_write_plan(case):
+    latest = LatestRows()
+    for number, chunk in enumerate(case["chunks"]):
+        plan = plan_writes([spooled(frame) for frame in chunk["frames"]], case["params"]["batch_rows"])
+        got = {"batches": [batch_vector(b) for b in plan.batches],
+               "source_days": [[source, day.isoformat()] for source, day in plan.days]}
+        assert got == chunk["expect"], f"chunk {number}"
+        assert all(isinstance(day, date) for _, day in plan.days)
+        latest.merge(plan.latest)  # as the sender does, chunk after chunk
+    assert latest_vectors(latest.take()) == case["expect_latest"]
+
+
+def test_every_vector_file_is_driven():
+    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl"}
+    assert {path.name for path in VECTORS.glob("*.jsonl")} == driven
