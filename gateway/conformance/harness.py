@@ -9,6 +9,7 @@ telemetry_board_sim (firmware/board_sim), never with a gateway's own code.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shlex
@@ -96,6 +97,21 @@ class Stream:
         return line
 
 
+def port_entry(port: Path | dict) -> str:
+    """A [serial] ports entry in TOML: a path, or a port table (string, whole-number and string-list values)."""
+    if not isinstance(port, dict):
+        return toml_value(str(port))
+    return "{ " + ", ".join(f"{key} = {toml_value(value)}" for key, value in port.items()) + " }"
+
+
+def toml_value(value: str | Path | int | list) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(toml_value, value)) + "]"
+    return json.dumps(str(value))  # a JSON string is a TOML basic string
+
+
 @dataclass
 class GatewayUnderTest:
     config_path: Path
@@ -106,14 +122,15 @@ class GatewayUnderTest:
     log_path: Path | None = None
 
     @classmethod
-    def configure(cls, tmp: Path, ports: list[Path], keyspace: str, host: str, fsync: str = "batch",
+    def configure(cls, tmp: Path, ports: list[Path | dict], keyspace: str, host: str, fsync: str = "batch",
                   extra: str = "", spool: Path | None = None) -> "GatewayUnderTest":
+        """ports: paths, or port tables such as {"path": link, "baud": 9600, "format": "csv", ...}."""
         spool = spool or tmp / "spool.sqlite"
         metrics_port = free_port()
         config = tmp / "gateway.toml"
         config.write_text(f"""
 [serial]
-ports = [{", ".join(f'"{p}"' for p in ports)}]
+ports = [{", ".join(map(port_entry, ports))}]
 reopen_max_s = 0.5
 
 [spool]
@@ -133,7 +150,8 @@ listen = "127.0.0.1:{metrics_port}"
 level = "info"
 {extra}
 """)
-        return cls(config, spool, metrics_port, ports=tuple(ports), log_path=tmp / "gateway.log")
+        return cls(config, spool, metrics_port, ports=tuple(p["path"] if isinstance(p, dict) else p for p in ports),
+                   log_path=tmp / "gateway.log")
 
     def start(self, **env: str) -> None:
         """Starts the gateway (env: extra environment, e.g. TELEMETRY_CASSANDRA_PORT="1")."""

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from .config import Config, ConfigError, load_config, serial_ports
+from .config import Config, ConfigError, load_config
 from .logs import event, setup_logging
 from .spool import SpoolFormatError
 
@@ -18,7 +18,7 @@ DEFAULT_CONFIG = "/etc/telemetry-gateway/gateway.toml"
 def add_config_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help=f"TOML file (env TELEMETRY_CONFIG; default {DEFAULT_CONFIG} if it exists)")
     p.add_argument("--port", action="append", metavar="PATH[@BAUD]", help="serial port, repeatable "
-                   "(replaces [serial] ports)")
+                   "(replaces [serial] ports; a csv port needs the config file)")
     p.add_argument("--spool", metavar="PATH", help="spool file ([spool] path)")
     p.add_argument("--hosts", help="Cassandra contact points, comma-separated ([cassandra] hosts)")
     p.add_argument("--keyspace", help="[cassandra] keyspace")
@@ -46,7 +46,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     setup_logging(config.log.level)
     streams = args.input or []
     if not streams and not config.serial.ports:
-        raise ConfigError("nothing to read: give [serial] ports, --port or --input")
+        raise ConfigError("serial.ports", "required", "nothing to read: give [serial] ports, --port or --input")
     return Gateway(config, streams, exit_when_drained=args.exit_when_drained).run()
 
 
@@ -59,10 +59,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     probe = spool_dir if spool_dir.exists() else spool_dir.parent
     if not os.access(probe, os.W_OK):
         problems.append(f"spool folder {spool_dir} is not writable by this user")
-    for path, baud in serial_ports(config.serial):
-        print(f"serial   {path} @ {baud}: {'present' if os.path.exists(path) else 'MISSING'}")
-        if not os.path.exists(path):
-            problems.append(f"serial port {path} does not exist (unplugged, or a wrong name?)")
+    for port in config.serial.ports:
+        csv = f" csv as {port.source}: {','.join(port.columns)}" if port.format == "csv" else ""
+        print(f"serial   {port.path} @ {port.baud}{csv}: {'present' if os.path.exists(port.path) else 'MISSING'}")
+        if not os.path.exists(port.path):
+            problems.append(f"serial port {port.path} does not exist (unplugged, or a wrong name?)")
     cluster = build_cluster(config.cassandra)
     try:
         session = cluster.connect()

@@ -26,7 +26,9 @@ DECODE_REJECT_REASONS = (
 # Given by a line reader, never by decode_line (so no decode vector has them): a partial line thrown away when the
 # input was reopened.
 READER_REJECT_REASONS = ("partial_line",)
-REJECT_REASONS = DECODE_REJECT_REASONS + READER_REJECT_REASONS
+# A CSV port's lines (room_csv.py, PROTOCOL.md section 7); an over-long one is too_long like any line.
+CSV_REJECT_REASONS = ("csv_column_count", "csv_empty_field", "csv_bad_number")
+REJECT_REASONS = DECODE_REJECT_REASONS + READER_REJECT_REASONS + CSV_REJECT_REASONS
 
 _SOURCE = re.compile(rb"[A-Za-z0-9_-]{1,32}")
 _SEQ = re.compile(rb"0|[1-9][0-9]{0,4}")
@@ -52,7 +54,7 @@ _UNSEEN = object()
 
 
 class Frame(NamedTuple):  # a tuple: built for every line, so it must be cheap to build
-    format: str  # "v1" or "legacy"
+    format: str  # "v1", "legacy" or "csv" (a CSV port's line: room_csv.py)
     source: str
     seq: int | None
     t: int | None  # Unix ms from the sender, or None: the gateway stamps the time of receipt
@@ -81,6 +83,16 @@ class Reject:
 
 
 Decoded = Union[Frame, Status, Reject]
+
+
+def is_source_name(name: str) -> bool:
+    """The source rule (section 1), for names given outside a line, e.g. a CSV port's source in the config."""
+    return name.isascii() and _SOURCE.fullmatch(name.encode("ascii")) is not None
+
+
+def is_metric_key(name: str) -> bool:
+    """The key rule without the reserved t: a name a metric may have, e.g. a CSV port's column."""
+    return name != "t" and name.isascii() and _KEY.fullmatch(name.encode("ascii")) is not None
 
 
 def crc16_ccitt_false(data: bytes) -> int:

@@ -12,7 +12,7 @@ from typing import BinaryIO, Callable
 
 import serial
 
-from .frame import Frame, Reject, Status, decode_line
+from .frame import Decoded, Frame, Reject, Status, decode_line
 from .ingest import Received
 from .line_assembler import LineAssembler
 from .logs import RateLimitedLog, event
@@ -50,8 +50,10 @@ class LineHandler:
     """One input's bytes → lines → decoded; each read's frames go to the ingest queue together, with the credit
     the read was made under."""
 
-    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, credits: int = SERIAL_CREDITS) -> None:
+    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, credits: int = SERIAL_CREDITS,
+                 decode: Callable[[bytes], Decoded] = decode_line) -> None:
         self.name = name
+        self._decode = decode  # a CSV port's: room_csv.line_decoder
         self.credits = threading.Semaphore(credits)
         self._frames = frames
         self._metrics = metrics
@@ -91,7 +93,7 @@ class LineHandler:
         self._lines.inc(len(lines))
         frames = []
         for line in lines:
-            result = decode_line(line)
+            result = self._decode(line)
             if isinstance(result, Frame):
                 frames.append(result)
             elif isinstance(result, Status):

@@ -18,12 +18,13 @@ import time
 from prometheus_client import start_http_server
 
 from .cassandra_session import build_cluster
-from .config import Config, serial_ports
+from .config import Config
 from .ingest import Ingest
 from .inputs import SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput
 from .backoff import backoff_s
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
+from .room_csv import line_decoder
 from .sender import Sender
 from .spool import Spool
 from .systemd_notify import SystemdNotifier
@@ -70,11 +71,11 @@ class Gateway:
         self._exit_when_drained = exit_when_drained
         self._inputs: list[threading.Thread] = []
         reopen_backoff = functools.partial(backoff_s, max_s=config.serial.reopen_max_s)
-        for path, baud in serial_ports(config.serial):
-            handler = LineHandler(path, self.ingest.queue, self.metrics, SERIAL_CREDITS)
-            reader = SerialInput(path, baud, handler, self._inputs_stop, reopen_backoff,
-                                 self.metrics.input_up.labels(path))
-            self._inputs.append(threading.Thread(target=reader.run, name=f"serial {path}", daemon=True))
+        for port in config.serial.ports:
+            handler = LineHandler(port.path, self.ingest.queue, self.metrics, SERIAL_CREDITS, line_decoder(port))
+            reader = SerialInput(port.path, port.baud, handler, self._inputs_stop, reopen_backoff,
+                                 self.metrics.input_up.labels(port.path))
+            self._inputs.append(threading.Thread(target=reader.run, name=f"serial {port.path}", daemon=True))
         for path in streams:
             handler = LineHandler(path, self.ingest.queue, self.metrics, STREAM_CREDITS)
             reader = StreamInput(path, handler, self._inputs_stop, on_end=self._stream_ended)

@@ -1,0 +1,23 @@
+"""A configuration error as gateway/contract/config.md defines it: the key path, the rule broken, a sentence.
+
+The key path and the rule word are the portable part (both gateways give the same for the same config, and the
+config vectors check them); the sentence and the origin are for the operator.
+"""
+
+from __future__ import annotations
+
+# The rule words of config.md, in the order of its table.
+RULES = ("unreadable", "toml_syntax", "unknown_section", "unknown_key", "type", "range", "choice", "syntax",
+         "required", "distinct", "together", "conflict")
+
+
+class ConfigError(Exception):
+    def __init__(self, key: str, rule: str, text: str, origin: str = "") -> None:
+        assert rule in RULES, rule
+        super().__init__(key, rule, text, origin)
+        self.key, self.rule, self.text, self.origin = key, rule, text, origin
+
+    def __str__(self) -> str:
+        where = f" at {self.key}" if self.key else ""
+        origin = f" ({self.origin})" if self.origin else ""
+        return f"config error{where} [{self.rule}]: {self.text}{origin}"
