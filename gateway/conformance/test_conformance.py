@@ -9,17 +9,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import connect, launcher, migrate
+from conftest import connect, launcher
 from telemetry_board_sim import crc16_ccitt_false
 from harness import Board, GatewayUnderTest, Stream, stored_numbers, wait_for
+from scenario_fixtures import db, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
-
-
-@pytest.fixture
-def keyspace(cql, fresh_keyspace):
-    assert migrate("--keyspace", fresh_keyspace).returncode == 0
-    return fresh_keyspace
 
 
 @pytest.fixture
@@ -30,14 +25,6 @@ def setup(tmp_path, keyspace, cassandra_node):
     yield board, gateway
     if gateway.process is not None and gateway.process.poll() is None:
         gateway.kill()
-
-
-@pytest.fixture
-def db(keyspace, cassandra_node):
-    """A session on the test's keyspace, for checking what landed."""
-    cluster = connect(cassandra_node)
-    yield cluster.connect(keyspace)
-    cluster.shutdown()
 
 
 def all_stored(session, stream, timeout=60) -> list[int]:

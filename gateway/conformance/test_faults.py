@@ -10,35 +10,14 @@ import time
 
 import pytest
 
-from conftest import connect, fill_disk, migrate
+from conftest import fill_disk
 from harness import Board, GatewayUnderTest, PacedWriter, Stream, stored_frames, utc_days_around_now, wait_for
+from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 
 FSYNC_INTERVAL_MS = 200  # the config default: a gateway crash may lose what was read within it, never more
 HOUR_MS = 3_600_000
-
-
-@pytest.fixture
-def keyspace(cql, fresh_keyspace):
-    assert migrate("--keyspace", fresh_keyspace).returncode == 0
-    return fresh_keyspace
-
-
-@pytest.fixture
-def db(keyspace, cassandra_node):
-    cluster = connect(cassandra_node)
-    yield cluster.connect(keyspace)
-    cluster.shutdown()
-
-
-@pytest.fixture
-def gateways():
-    started: list[GatewayUnderTest] = []
-    yield started
-    for gateway in started:
-        if gateway.process is not None and gateway.process.poll() is None:
-            gateway.kill()
 
 
 def check_rows(session, writer: PacedWriter, sent, may_be_missing: set[int] = frozenset(), timeout: float = 120):

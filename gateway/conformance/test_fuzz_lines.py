@@ -19,8 +19,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import connect, migrate
+from conftest import connect
 from harness import Board, GatewayUnderTest, wait_for
+from scenario_fixtures import keyspace  # noqa: F401 (fixtures)
 from telemetry_board_sim import crc16_ccitt_false, encode_frame
 
 pytestmark = pytest.mark.cassandra
@@ -249,12 +250,6 @@ def settled(read, target: float, quiet_s: float = 3.0, timeout: float = 60.0) ->
         if (new := read()) != value:
             value, since = new, time.monotonic()
     return value
-
-
-@pytest.fixture
-def keyspace(cql, fresh_keyspace):
-    assert migrate("--keyspace", fresh_keyspace).returncode == 0
-    return fresh_keyspace
 
 
 def test_100000_fuzzed_lines_land_as_exactly_the_valid_frames_rows(tmp_path, keyspace, cassandra_node):

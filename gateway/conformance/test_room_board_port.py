@@ -9,9 +9,9 @@ from datetime import timezone
 
 import pytest
 
-from conftest import connect, migrate
 from telemetry_board_sim import room_csv_line
 from harness import Board, GatewayUnderTest, utc_days_around_now, wait_for
+from scenario_fixtures import db, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 
@@ -24,19 +24,6 @@ GOOD = [(57, 21.5, b"\r\n"), (0, -3.25, b"\n"), (100, -17.06, b"\r\n"), (12, 0.0
 BAD = [(b"57\r\n", "csv_column_count"), (b"57,21.50,1\n", "csv_column_count"), (b",21.50\r\n", "csv_empty_field"),
        (b"57,nan\r\n", "csv_bad_number"), (b"57,inf\n", "csv_bad_number"), (b"57,abc\r\n", "csv_bad_number"),
        (b"57," + b"1" * 250 + b"\r\n", "too_long")]
-
-
-@pytest.fixture
-def keyspace(cql, fresh_keyspace):
-    assert migrate("--keyspace", fresh_keyspace).returncode == 0
-    return fresh_keyspace
-
-
-@pytest.fixture
-def db(keyspace, cassandra_node):
-    cluster = connect(cassandra_node)
-    yield cluster.connect(keyspace)
-    cluster.shutdown()
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import connect, migrate
 from harness import ROOT, Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
+from scenario_fixtures import gateways  # noqa: F401 (fixtures)
 
 SPOOL_SQL = (ROOT / "gateway" / "contract" / "spool.sql").read_text()
 CONTRACT_VERSION = int(re.search(r"^PRAGMA user_version = (\d+);$", SPOOL_SQL, re.MULTILINE).group(1))
@@ -64,15 +65,6 @@ def drain(db: sqlite3.Connection, rows: list[Row]) -> None:
 def values_of(n: int) -> dict[str, float]:
     """Frame n's values: exact in decimal text (as a board sends them) and as doubles."""
     return {"n": float(n), "temp_in": n / 4 - 20, "light": float(n % 101), "rh": -(n % 7) * 1.5}
-
-
-@pytest.fixture
-def gateways():
-    started: list[GatewayUnderTest] = []
-    yield started
-    for gateway in started:
-        if gateway.process is not None and gateway.process.poll() is None:
-            gateway.kill()
 
 
 def test_a_spool_the_gateway_wrote_is_read_and_drained_by_plain_sqlite(tmp_path, gateways):
