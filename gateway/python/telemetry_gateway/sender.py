@@ -158,7 +158,6 @@ class Sender:
                            for source, day in plan.days if (source, day) not in self._ledger.known_days]
             self._ledger.expect(len(statements), chunk)
             self._pump.add(Request(0.0, statement, chunk) for statement in statements)
-            self._pump.send(self._session)
 
     def _flush_latest(self) -> None:
         self._latest_flushed = time.monotonic()
