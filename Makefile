@@ -9,16 +9,20 @@ PYTHON := $(VENV)/bin/python
 CASSANDRA := deploy/local/cassandra
 # Debian packages the Foundation needs; python3-venv only where the interpreter lacks ensurepip (Debian's own);
 # systemd for `systemd-analyze verify` of the gateway's unit (a test; systemd need not be PID 1).
-DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv)
+# nodejs and npm (the Node gateway) only where there is no node or npm: the Node gateway needs Node 20, which
+# Debian 12 does not ship (its nodejs is 18); a NodeSource nodejs 20 (npm included) is kept as it is.
+DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv) \
+	$(shell command -v node >/dev/null || echo nodejs) $(shell command -v npm >/dev/null || echo npm)
+NODE_GATEWAY := gateway/node
 
-.PHONY: help setup system-packages python-env cassandra-jars test demo clean distclean
+.PHONY: help setup system-packages python-env node-env cassandra-jars test demo clean distclean
 
 help:
 	@echo "make demo    set up, start the local Cassandra, apply the schema, run the pipeline"
 	@echo "make test    set up and run every suite (starts and stops the local Cassandra itself)"
-	@echo "make setup   only the set-up: Debian packages, Python virtualenv, Cassandra jars, firmware toolchain"
+	@echo "make setup   only the set-up: Debian packages, Python venv, Node packages, Cassandra jars, firmware toolchain"
 
-setup: system-packages python-env cassandra-jars
+setup: system-packages python-env node-env cassandra-jars
 	@$(MAKE) --no-print-directory -C firmware setup
 	@$(MAKE) --no-print-directory -C analytics setup
 
@@ -43,13 +47,26 @@ $(VENV)/.installed: $(LOCK_FILES) gateway/python/pyproject.toml firmware/board_s
 	@touch $@
 	@echo "Python environment ready in $(VENV)"
 
+node-env: $(NODE_GATEWAY)/node_modules/.installed
+
+# The Node gateway's packages, exactly as package-lock.json says (npm ci), engine-strict (.npmrc). better-sqlite3
+# builds from source against Node's headers in /usr/include/node (npm_config_nodedir=/usr).
+$(NODE_GATEWAY)/node_modules/.installed: $(NODE_GATEWAY)/package.json $(NODE_GATEWAY)/package-lock.json | system-packages
+	@major=$$(node -p 'process.versions.node.split(".")[0]'); (( major >= 20 )) || { \
+		echo "The Node gateway needs Node >= 20; this node is $$(node --version) (Debian 12's nodejs is 18:" \
+		"install nodejs 20 from NodeSource, npm included)" >&2; exit 1; }
+	@cd $(NODE_GATEWAY) && npm_config_nodedir=/usr npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+	@echo "Node packages ready in $(NODE_GATEWAY)/node_modules"
+
 cassandra-jars:
 	@$(CASSANDRA) fetch
 
-# Firmware host and simulator tests first (C++, seconds), then every Python suite (gateway, conformance, schema,
-# launcher, firmware-on-a-pty) against the real local Cassandra.
+# Firmware host and simulator tests first (C++, seconds), the Node gateway's unit and vector tests (seconds), then
+# every Python suite (gateway, conformance, schema, launcher, firmware-on-a-pty) against the real local Cassandra.
 test: setup
 	@$(MAKE) --no-print-directory -C firmware test
+	@node --test $(NODE_GATEWAY)/test/
 	@$(PYTHON) -m pytest
 
 demo: setup

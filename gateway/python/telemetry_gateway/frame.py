@@ -219,7 +219,7 @@ def _decode_legacy(line: bytes) -> Decoded:
     obj = dict(members)
 
     source = obj.get("source")
-    if not isinstance(source, str) or not _SOURCE.fullmatch(source.encode("utf-8")):
+    if not isinstance(source, str) or not is_source_name(source):  # ASCII first: "\ud800" cannot be encoded
         return Reject("bad_source")
     if obj.get("destination") != "C":
         return Reject("wrong_destination")
@@ -227,7 +227,7 @@ def _decode_legacy(line: bytes) -> Decoded:
     for name, value in members:
         if name in _LEGACY_RESERVED or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        if name == "t" or not _KEY.fullmatch(name.encode("utf-8")):
+        if not is_metric_key(name):
             return Reject("bad_key")
         try:
             number = float(value)
