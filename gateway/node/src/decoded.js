@@ -1,0 +1,22 @@
+// What a decoder returns: exactly one of a frame, a status or a reject (PROTOCOL.md section 3). Plain objects
+// shaped like the vectors' `expect`, so a driver compares them as they are.
+
+/** format: "v1", "legacy" or "csv"; seq and t: a number or null; values: [[metric, number], ...] in line order. */
+export function frame(format, source, seq, t, values) {
+  return { kind: 'frame', format, source, seq, t, values };
+}
+
+export function status(text) {
+  return { kind: 'status', text };
+}
+
+const REJECTS = new Map();
+/** Rejects are shared, one per reason: most noise costs no allocation. */
+export function reject(reason) {
+  let decoded = REJECTS.get(reason);
+  if (decoded === undefined) {
+    decoded = Object.freeze({ kind: 'reject', reason });
+    REJECTS.set(reason, decoded);
+  }
+  return decoded;
+}

@@ -1,0 +1,164 @@
+// A strict JSON reader for the legacy greenhouse lines (PROTOCOL.md section 3, J1). JSON.parse cannot serve:
+// it keeps the last of two members with one name, where the contract wants `duplicate_key`. This reader walks
+// the text once, like Python's json.loads with an object_pairs_hook, and fails the same way at the same point:
+// the first syntax error gives `bad_json`, an object holding a name twice gives `duplicate_key` when it closes
+// (so whichever comes first in the text decides). NaN/Infinity are not JSON here (bad_json).
+//
+// An integer literal is read as Python reads it, an int then a double: `-0` is +0, while `-0.0` is -0.
+
+const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A nested object or array: present, never a metric. */
+export const NESTED = Object.freeze({ nested: true });
+
+class Failure {
+  constructor(reason) {
+    this.reason = reason;
+  }
+}
+const BAD_JSON = new Failure('bad_json');
+const DUPLICATE_KEY = new Failure('duplicate_key');
+
+class Reader {
+  constructor(text) {
+    this.text = text;
+    this.pos = 0;
+  }
+
+  skipBlank() {
+    const text = this.text;
+    let pos = this.pos;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++;
+      else break;
+    }
+    this.pos = pos;
+  }
+
+  literal(word, value) {
+    if (!this.text.startsWith(word, this.pos)) throw BAD_JSON;
+    this.pos += word.length;
+    return value;
+  }
+
+  value() {
+    switch (this.text.charCodeAt(this.pos)) {
+      case 0x7b: return this.object(); // {
+      case 0x5b: return this.array(); // [
+      case 0x22: return this.string(); // "
+      case 0x74: return this.literal('true', true);
+      case 0x66: return this.literal('false', false);
+      case 0x6e: return this.literal('null', null);
+      default: return this.number();
+    }
+  }
+
+  number() {
+    NUMBER_RE.lastIndex = this.pos;
+    const match = NUMBER_RE.exec(this.text);
+    if (match === null) throw BAD_JSON;
+    this.pos = NUMBER_RE.lastIndex;
+    const number = Number(match[0]);
+    // An int literal: Python's int has no -0, so float(int("-0")) is +0.
+    return match[1] === undefined && match[2] === undefined && number === 0 ? 0 : number;
+  }
+
+  string() {
+    const text = this.text;
+    const start = this.pos;
+    let pos = start + 1;
+    for (;;) {
+      if (pos >= text.length) throw BAD_JSON;
+      const c = text.charCodeAt(pos);
+      if (c === 0x22) break;
+      if (c < 0x20) throw BAD_JSON; // control characters must be escaped
+      if (c === 0x5c) {
+        const escape = text[pos + 1];
+        if (escape === 'u') {
+          if (!/^[0-9A-Fa-f]{4}$/.test(text.slice(pos + 2, pos + 6))) throw BAD_JSON;
+          pos += 6;
+          continue;
+        }
+        if (escape === undefined || !'"\\/bfnrt'.includes(escape)) throw BAD_JSON;
+        pos += 2;
+        continue;
+      }
+      pos++;
+    }
+    this.pos = pos + 1;
+    return JSON.parse(text.slice(start, pos + 1)); // checked above: decodes, never throws
+  }
+
+  array() {
+    this.pos++;
+    this.skipBlank();
+    if (this.text.charCodeAt(this.pos) === 0x5d) {
+      this.pos++;
+      return NESTED;
+    }
+    for (;;) {
+      this.skipBlank();
+      this.value();
+      this.skipBlank();
+      const c = this.text.charCodeAt(this.pos++);
+      if (c === 0x5d) return NESTED;
+      if (c !== 0x2c) throw BAD_JSON;
+    }
+  }
+
+  /** The members in document order, or NESTED for an object inside another. */
+  object(top = false) {
+    this.pos++;
+    const members = [];
+    this.skipBlank();
+    if (this.text.charCodeAt(this.pos) === 0x7d) {
+      this.pos++;
+      return top ? members : NESTED;
+    }
+    for (;;) {
+      this.skipBlank();
+      if (this.text.charCodeAt(this.pos) !== 0x22) throw BAD_JSON;
+      const name = this.string();
+      this.skipBlank();
+      if (this.text.charCodeAt(this.pos++) !== 0x3a) throw BAD_JSON; // :
+      this.skipBlank();
+      members.push([name, this.value()]);
+      this.skipBlank();
+      const c = this.text.charCodeAt(this.pos++);
+      if (c === 0x7d) break;
+      if (c !== 0x2c) throw BAD_JSON;
+    }
+    if (new Set(members.map(([name]) => name)).size !== members.length) throw DUPLICATE_KEY;
+    return top ? members : NESTED;
+  }
+}
+
+/**
+ * Reads `bytes` (the line after its ending was removed) as one JSON object. Returns {members} — [[name, value]]
+ * in document order, value a number, string, boolean, null or NESTED — or {reason}: bad_json or duplicate_key.
+ */
+export function readJsonObject(bytes) {
+  let text;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    return { reason: 'bad_json' };
+  }
+  const reader = new Reader(text);
+  try {
+    reader.skipBlank();
+    if (text.charCodeAt(reader.pos) !== 0x7b) {
+      reader.value(); // a value that is not an object: still read, a duplicate inside decides as in Python
+      throw BAD_JSON;
+    }
+    const members = reader.object(true);
+    reader.skipBlank();
+    if (reader.pos !== text.length) throw BAD_JSON;
+    return { members };
+  } catch (error) {
+    if (error instanceof Failure) return { reason: error.reason };
+    throw error;
+  }
+}
