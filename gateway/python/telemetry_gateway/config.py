@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .config_error import ConfigError
-from .serial_port_entries import SerialPort, parse_port_entries, with_baud
+from .serial_port_entries import BAUD_MAX, BAUD_MIN, SerialPort, parse_port_entries, with_baud
 
 CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "ANY")
 
@@ -94,7 +94,7 @@ class Config:
 
 # (section.key): (lowest, highest, lowest excluded). Whole-number and number keys not listed have no range.
 RANGES: dict[str, tuple[float, float, bool]] = {
-    "serial.baud": (1, 4_000_000, False),
+    "serial.baud": (BAUD_MIN, BAUD_MAX, False),
     "serial.reopen_max_s": (0, 3600, True),
     "decode.duplicate_window_s": (0, 3600, False),
     "decode.max_sources": (1, 1_000_000, False),

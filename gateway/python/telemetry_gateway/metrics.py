@@ -20,12 +20,12 @@ FAMILIES: dict[str, dict] = {family["name"]: family for family in json.loads(
 PREFIX = "telemetry_gateway_"
 # Dense around the 50 ms delivery target, so its p99 is read from the histogram without a wide bucket to guess in.
 LATENCY_BUCKETS = tuple(FAMILIES[PREFIX + "delivery_latency_seconds"]["buckets"])
+# The contract has no <name>_created families (another language's client does not make them); process-wide.
+disable_created_metrics()
 
 
 class Metrics:
     def __init__(self) -> None:
-        # The contract has no <name>_created families (another language's client does not make them).
-        disable_created_metrics()
         r = self.registry = CollectorRegistry()
         self.lines_read = declare("lines_read_total", r)
         self.status_lines = declare("status_lines_total", r)
@@ -44,7 +44,7 @@ class Metrics:
         self.requests_in_flight = declare("requests_in_flight", r)
         self.write_latency = declare("write_latency_seconds", r)
         family = FAMILIES[PREFIX + "delivery_latency_seconds"]
-        self.delivery_latency = CountedHistogram(family["name"], family["help"], family["buckets"], registry=r)
+        self.delivery_latency = CountedHistogram(family["name"], family["help"], LATENCY_BUCKETS, registry=r)
         self.cassandra_up = declare("cassandra_up", r)
         self.input_up = declare("input_up", r)
         self.spool_frames = declare("spool_frames", r)
