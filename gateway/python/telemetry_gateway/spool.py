@@ -52,6 +52,7 @@ DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the di
 CAP_HEADROOM = 4 << 20
 BUSY_TIMEOUT_MS = 5000
 WAL_KEEP_BYTES = 1 << 20  # what the WAL file is cut back to when it restarts
+DELETE_STEP_FRAMES = 256  # acknowledged frames deleted per transaction on a full disk: a few pages of WAL
 
 # Rows per INSERT statement, largest first: a few fixed sizes, so their statements stay in sqlite3's cache. 128
 # rows are 640 variables, within the 999 of SQLite builds before 3.32.
@@ -187,9 +188,29 @@ class Spool:
             try:
                 self._commit_once(frames, acked, receipt_stamps)
             except SpoolFull as full:
-                if full.cap_reached or not self._release_reserve():
+                if full.cap_reached:
                     raise
+                if not self._release_reserve():
+                    self._delete_in_steps(acked)
+                    if frames or receipt_stamps:
+                        raise
+                    return
                 self._commit_once(frames, acked, receipt_stamps)
+
+    def _delete_in_steps(self, acked: list[tuple[int, int]]) -> None:
+        """On a disk with no room left, deletes acknowledged frames a few pages at a time, cutting the WAL back
+        after each step: the one transaction deleting them all may need more WAL than the disk has, and would
+        only grow while it keeps failing. Stops at the first step that does not fit; deleting again is harmless."""
+        for first, last in acked:
+            for start in range(first, last + 1, DELETE_STEP_FRAMES):
+                before = self._db.total_changes
+                try:
+                    self._db.execute("DELETE FROM frames WHERE id BETWEEN ? AND ?",
+                                     (start, min(last, start + DELETE_STEP_FRAMES - 1)))
+                except (sqlite3.OperationalError, OSError):
+                    return
+                self.depth -= self._db.total_changes - before
+                self._checkpoint_truncate()
 
     def _commit_once(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                      receipt_stamps: dict[str, int] | None) -> None:
@@ -268,13 +289,16 @@ class Spool:
         """On a low disk, copies the WAL into the database and cuts it to nothing: the WAL of a spool that grew
         while Cassandra was away can hold most of the disk. False if readers or the disk did not let it."""
         with self._lock:
-            try:
-                self._db.execute("PRAGMA busy_timeout=0")  # a reader busy now: try at the next room check
-                busy, _pages, _copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            except sqlite3.Error:
-                return False
-            finally:
-                self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            return self._checkpoint_truncate()
+
+    def _checkpoint_truncate(self) -> bool:
+        try:
+            self._db.execute("PRAGMA busy_timeout=0")  # a reader busy now: try at the next room check
+            busy, _pages, _copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            return False
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return busy == 0
 
     def _release_reserve(self) -> bool:

@@ -1,5 +1,6 @@
 """The SQLite spool on a real file: commit, take, acknowledge, reopen, and the size cap."""
 
+import os
 import sqlite3
 
 import pytest
@@ -201,3 +202,28 @@ def test_a_commit_the_disk_refuses_leaves_nothing_half_written(small_tmpfs):
             stored += 20
     assert not full.value.cap_reached and spool.room() == "disk"
     assert spool.depth == stored == len(spool.take(0, 10**6))
+
+
+def test_a_disk_that_stays_full_still_drains_in_steps(small_tmpfs):
+    """No reserve left and 128 KiB free: deleting every acknowledged frame in one transaction needs megabytes of
+    WAL, so the commit deletes them a few pages at a time instead."""
+    path = small_tmpfs / "spool.sqlite"
+    spool = Spool(path)
+    for i in range(60):
+        spool.commit(frames(1000, start=i * 1000), [])
+    assert spool.used_bytes() > 2 << 20
+    spool.close()
+    spool = Spool(path)
+    spool.reserve_path.unlink()
+    filler = fill_disk(small_tmpfs)
+    os.truncate(filler, filler.stat().st_size - (128 << 10))
+    taken = spool.take(0, 10**6)
+    everything = [(taken[0].id, taken[-1].id)]
+    with pytest.raises(SpoolFull):
+        spool._commit_once([], everything, None)  # the one big transaction does not fit
+    spool.commit([], everything)
+    assert spool.depth == 0 and spool.take(0, 10) == []
+    with pytest.raises(SpoolFull):  # new frames still wait for room; acknowledged ones still go
+        spool.commit(frames(5000, start=10**6), [])
+    spool.close()
+    assert Spool(path).depth == 0
