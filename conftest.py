@@ -22,6 +22,36 @@ NODE = os.environ.get("TELEMETRY_TEST_NODE", "1")
 HOST = f"127.0.0.{NODE}"
 
 
+# Every gateway implementation the conformance scenarios run against (gateway/conformance). GATEWAY_COMMAND runs
+# them against that one command instead; CONFORMANCE_GATEWAYS=python (or node) against one of these.
+GATEWAY_COMMANDS = {
+    "python": str(ROOT / ".venv" / "bin" / "telemetry-gateway"),
+    "node": str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node"),
+}
+CONFORMANCE = ROOT / "gateway" / "conformance"
+
+
+def pytest_generate_tests(metafunc):
+    """Each conformance scenario once per gateway, as test[python] and test[node]; a module that runs several
+    gateways itself says so with EVERY_GATEWAY_INSIDE = True."""
+    if CONFORMANCE not in metafunc.definition.path.parents or getattr(metafunc.module, "EVERY_GATEWAY_INSIDE", False):
+        return
+    if os.environ.get("GATEWAY_COMMAND"):
+        names = ["command"]
+    else:
+        names = os.environ.get("CONFORMANCE_GATEWAYS", "python").split(",")
+    metafunc.parametrize("gateway_implementation", names, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def gateway_implementation(request, monkeypatch):
+    """The gateway a conformance scenario drives (harness.gateway_command() reads GATEWAY_COMMAND)."""
+    name = getattr(request, "param", None)
+    if name in GATEWAY_COMMANDS:
+        monkeypatch.setenv("GATEWAY_COMMAND", GATEWAY_COMMANDS[name])
+    return name
+
+
 def launcher(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
     """deploy/local/cassandra for the test node; `--node` given in args picks another."""
     node_args = [] if "--node" in args else ["--node", NODE]

@@ -193,16 +193,22 @@ level = "info"
             db.close()
 
     def spooled_numbers(self) -> set[int]:
-        """Frame numbers (metric n) in the spool file: what 'reached the spool'. The spool's format (format 2: metric
-        names as comma-separated text, values as big-endian doubles) is shared by every gateway, so one can take
-        over another's spool."""
+        """Frame numbers (metric n) in the spool file: what 'reached the spool'."""
+        return {n for n, _stamps in self.spooled_rows()}
+
+    def spooled_rows(self) -> list[tuple[int, tuple[int, int]]]:
+        """(frame number (metric n), (ts_ms, received_ms)) of every frame in the spool file, in id order. The spool's
+        format (format 2: metric names as comma-separated text, values as big-endian doubles) is shared by every
+        gateway, so one can take over another's spool."""
         db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
         try:
-            numbers = set()
-            for metrics, vals in db.execute("SELECT metrics, vals FROM frames"):
+            rows = []
+            for metrics, vals, ts_ms, received_ms in db.execute(
+                    "SELECT metrics, vals, ts_ms, received_ms FROM frames ORDER BY id"):
                 names = metrics.split(",")
-                numbers.add(int(dict(zip(names, struct.unpack(f">{len(names)}d", vals)))["n"]))
-            return numbers
+                n = int(dict(zip(names, struct.unpack(f">{len(names)}d", vals)))["n"])
+                rows.append((n, (ts_ms, received_ms)))
+            return rows
         finally:
             db.close()
 

@@ -1,16 +1,38 @@
 // gateway/contract/vectors/*.jsonl against the Node gateway's pure core (format in gateway/contract/README.md).
 // Every file there must be driven here: a new file fails the run until it is (or is listed as pending).
+//
+// Time cases go through the ingest's per-frame step (Ingest.accept: source bound, stamping and the per-source
+// counters exactly as the running gateway does them), on a scratch spool for the persisted receipt stamps, as the
+// Python driver (gateway/python/tests/test_contract_vectors.py) does.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
+import cassandra from 'cassandra-driver';
+
+import { frame } from '../src/decoded.js';
+import { Ingest } from '../src/ingest.js';
+import { LatestRows, latestBatches } from '../src/latest-rows.js';
 import { LineAssembler } from '../src/line-assembler.js';
+import { createMetrics } from '../src/metrics.js';
+import { CQL } from '../src/reading-batches.js';
+import { packValues } from '../src/reading-values.js';
 import { REMEMBERED_SEQS, SeqTracker, verdictCounts } from '../src/seq-tracker.js';
+import { Spool } from '../src/spool.js';
+import { DAY_MS } from '../src/timestamps.js';
+import { planWrites } from '../src/write-plan.js';
 import { contractVectorFiles, contractVectors, latin1 } from '../test-support/vectors.js';
 
-const DRIVEN = ['lines.jsonl', 'sequence.jsonl'];
-// Not yet implemented in the Node gateway (issue #15): reported as todo, never silently skipped.
-const PENDING = ['time.jsonl', 'write_plan.jsonl'];
+const { LocalDate } = cassandra.types;
+const DRIVEN = ['lines.jsonl', 'sequence.jsonl', 'time.jsonl', 'write_plan.jsonl'];
+// Not yet implemented in the Node gateway: reported as todo, never silently skipped.
+const PENDING = [];
+// The per-source counters a frame may move (metric telemetry_gateway_<name>_total{source}).
+const PER_SOURCE_COUNTERS = ['duplicates', 'seq_missing_frames', 'board_restarts', 'seq_conflicts',
+  'explicit_time_refused'];
 
 describe('lines.jsonl', () => {
   for (const c of contractVectors('lines.jsonl')) {
@@ -51,6 +73,124 @@ describe('sequence.jsonl', () => {
         assert.deepStrictEqual({ stored: !verdict.duplicate, counts: verdictCounts(verdict) }, step.expect,
           `step ${number}: ${JSON.stringify(step)}`);
       });
+    });
+  }
+});
+
+// --- time stamping (the ingest's per-frame step) ----------------------------------------------------------------
+function ingestFor(params, spool) {
+  const config = {
+    decode: { duplicate_window_s: (params.duplicate_window_ms ?? 10_000) / 1000,
+      max_sources: params.max_sources ?? 1000 },
+    time: { max_future_s: (params.max_future_ms ?? 60_000) / 1000,
+      max_age_days: (params.max_age_ms ?? DAY_MS) / DAY_MS },
+    spool: { when_full: 'pause' },
+  };
+  return new Ingest(config, spool, createMetrics(), () => {});
+}
+
+/** {'name source': value} of the per-source counters that are not zero. */
+async function perSourceCounts(ingest) {
+  const counts = {};
+  for (const family of await ingest.metrics.registry.getMetricsAsJSON()) {
+    const name = family.name.replace(/^telemetry_gateway_/, '').replace(/_total$/, '');
+    if (!PER_SOURCE_COUNTERS.includes(name)) continue;
+    for (const { value, labels } of family.values) if (value) counts[`${name} ${labels.source}`] = value;
+  }
+  return counts;
+}
+
+/** The frame through the ingest: what it stored (or null) and the counters it moved, as {name: increment} for the
+ * frame's source (any other source's counter moving fails). */
+async function accept(ingest, decoded, receivedMs) {
+  const before = await perSourceCounts(ingest);
+  const stored = ingest.accept(decoded, receivedMs);
+  const after = await perSourceCounts(ingest);
+  const counts = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (value === (before[key] ?? 0)) continue;
+    const [name, source] = key.split(' ');
+    assert.equal(source, decoded.source, `a counter of another source moved: ${key}`);
+    counts[name] = value - (before[key] ?? 0);
+  }
+  return [stored, counts];
+}
+
+describe('time.jsonl', () => {
+  for (const c of contractVectors('time.jsonl')) {
+    it(c.name, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'time-vectors-'));
+      const spool = new Spool(join(dir, 'spool.sqlite'));
+      try {
+        spool.commit([], [], c.persisted ?? {}); // what a previous run left in the spool
+        let ingest = ingestFor(c.params, spool);
+        for (const [number, step] of c.steps.entries()) {
+          if (step.restart) {
+            // As the ingest does at each commit: the receipt stamps given go into the spool; then a new gateway.
+            spool.commit([], [], ingest.stamper.takeChanged());
+            ingest = ingestFor(c.params, spool);
+            continue;
+          }
+          const { read } = step;
+          for (const [index, vectorFrame] of read.frames.entries()) {
+            const decoded = frame('v1', vectorFrame.source, null, vectorFrame.t, [['x', index]]);
+            const [stored, counts] = await accept(ingest, decoded, read.received_ms);
+            assert.notEqual(stored, null);
+            assert.deepStrictEqual({ ts_ms: stored.ts_ms, counts }, vectorFrame.expect,
+              `step ${number}, frame ${index}: ${JSON.stringify(vectorFrame)}`);
+          }
+        }
+      } finally {
+        spool.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+// --- write planning ---------------------------------------------------------------------------------------------
+/** A vector frame as the spool gives it back. */
+function spooled(vectorFrame) {
+  const { id, source, ts_ms: tsMs, values } = vectorFrame;
+  return { id, source, ts_ms: tsMs, received_ms: tsMs, ...packValues(values) };
+}
+
+const batchVector = (batch) => ({ source: batch.source, day: String(batch.day), frames: batch.frames.map((f) => f.id),
+  rows: batch.rows });
+
+/** The `latest` writes as sent: the statements' parameters (source, metric, ts, value, USING TIMESTAMP), one
+ * UNLOGGED batch per source. */
+function latestVectors(rows) {
+  const written = [];
+  for (const batch of latestBatches(rows)) {
+    assert.equal(batch.logged, false); // UNLOGGED
+    const sources = new Set();
+    for (const { query, params: [source, metric, ts, value, timestampUs] } of batch.queries) {
+      assert.equal(query, CQL.latest);
+      sources.add(source);
+      written.push({ source, metric, ts_ms: ts.getTime(), value, write_timestamp_us: Number(timestampUs.toString()) });
+    }
+    assert.equal(sources.size, 1); // one partition of `latest` per batch
+  }
+  const compare = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
+  return written.sort((a, b) => compare(a.source, b.source) || compare(a.metric, b.metric));
+}
+
+describe('write_plan.jsonl', () => {
+  for (const c of contractVectors('write_plan.jsonl')) {
+    it(c.name, () => {
+      const latest = new LatestRows();
+      c.chunks.forEach((chunk, number) => {
+        const plan = planWrites(chunk.frames.map(spooled), c.params.batch_rows);
+        const got = {
+          batches: plan.batches.map(batchVector),
+          source_days: plan.days.map(([source, day]) => [source, String(day)]),
+        };
+        assert.deepStrictEqual(got, chunk.expect, `chunk ${number}`);
+        assert.ok(plan.days.every(([, day]) => day instanceof LocalDate)); // a CQL date, not a string
+        latest.merge(plan.latest); // as the sender does, chunk after chunk
+      });
+      assert.deepStrictEqual(latestVectors(latest.take()), c.expect_latest);
     });
   }
 });

@@ -113,10 +113,17 @@ def parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate the config, connect, report the schema version")
     add_config_flags(check)
     check.set_defaults(func=cmd_check)
+    # Listed for --help; its own arguments are parsed by decode_command (main() hands them over unparsed).
+    sub.add_parser("decode", add_help=False, help="decode lines from stdin as the gateway would; one JSON line each "
+                   "(`decode --help`)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["decode"]:
+        from .decode_command import main as decode_main
+        return decode_main(argv[1:])
     args = parser().parse_args(argv)
     try:
         return args.func(args)

@@ -1,0 +1,199 @@
+// telemetry-gateway-node decode: what the gateway makes of some lines, one JSON object per line. An operator's
+// tool ("why is this board's data not stored?") and the common ground of the two gateways in the differential
+// test (gateway/conformance/test_decoder_differential.py): it writes exactly the text the Python gateway's
+// decode writes (telemetry_gateway/decode_command.py) for the same lines.
+//
+// Lines are read from stdin as bytes and end at LF; one CR before the LF (or at the end of the input) belongs to
+// the ending, as in a CRLF file. A CR anywhere else stays in the line and reaches the decoder (a serial port's
+// line assembler would have ended the line there): every input line, an empty one too, gives one output line.
+// Output: the protocol vectors' `expect`, compact, ASCII only, a value as Python's repr of the double (so -0.0
+// keeps its sign, which JSON.stringify would drop).
+
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+
+import { isMetricKey, isSourceName } from './protocol.js';
+import { lineDecoder } from './room-csv.js';
+
+const PROG = 'telemetry-gateway-node decode';
+const LF = 0x0a;
+const CR = 0x0d;
+const EMPTY = Buffer.alloc(0);
+const STDIN_PATH = '-'; // the port's path: none, the lines come from stdin
+const OPTIONS = {
+  csv: { type: 'boolean' },
+  source: { type: 'string' },
+  columns: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+const USAGE = `usage: ${PROG} [-h] [--csv] [--source SOURCE] [--columns NAME,NAME...]
+
+Decode lines from stdin as the gateway does; one JSON object per line on stdout (a frame, a status line or a
+reject with its reason).
+
+  --csv                    the lines of a room board's CSV port (format = "csv"); needs --source and --columns
+  --source SOURCE          csv: the source the lines are stored under
+  --columns NAME,NAME...   csv: the metric of each field, in line order
+`;
+
+/** Python's repr of a string, for error messages worded as the Python gateway's. */
+function pythonRepr(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const escaped = text.replace(/[\\\x00-\x1f\x7f]/g, (c) => {
+    const named = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }[c];
+    return named ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
+  return quote + (quote === "'" ? escaped.replaceAll("'", "\\'") : escaped) + quote;
+}
+
+/**
+ * The port whose decoder reads the lines, checked as the config checks a port table: {port} or {error} (the
+ * message, worded as the Python gateway's).
+ */
+export function portFrom({ csv = false, source, columns }) {
+  if (!csv) {
+    if (source !== undefined) return { error: '--source: only a --csv port has source' };
+    if (columns !== undefined) return { error: '--columns: only a --csv port has columns' };
+    return { port: { path: STDIN_PATH, format: 'auto' } };
+  }
+  if (source === undefined) return { error: '--source: a csv port needs the source its lines are stored under' };
+  if (!isSourceName(source)) {
+    return { error: `--source: ${pythonRepr(source)} is not a source name ([A-Za-z0-9_-]{1,32})` };
+  }
+  if (columns === undefined) return { error: '--columns: a csv port needs the metric name of each field' };
+  const names = columns.split(',').map((column) => column.trim());
+  for (let i = 0; i < names.length; i++) {
+    if (!isMetricKey(names[i])) {
+      return { error: `--columns: ${pythonRepr(names[i])} is not a metric name ([a-z][a-z0-9_]{0,15}, not t)` };
+    }
+    if (names.indexOf(names[i]) < i) return { error: `--columns: ${pythonRepr(names[i])} is listed twice` };
+  }
+  return { port: { path: STDIN_PATH, format: 'csv', source, columns: names } };
+}
+
+/**
+ * Python's repr of a double (what json.dumps writes): the shortest round-tripping digits, as in JavaScript, but
+ * fixed notation only for exponents -4..15, always a fraction there ("57.0"), and an exponent of at least two
+ * digits with its sign ("1e+16", "1.5e-07").
+ */
+export function pythonFloatText(x) {
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : (x > 0 ? 'Infinity' : '-Infinity'); // json.dumps's
+  const sign = x < 0 ? '-' : '';
+  const [coefficient, power = '0'] = String(Math.abs(x)).split('e'); // "123.45", "0.00012", "1.5e-7", "1e+21"
+  const [whole, fraction = ''] = coefficient.split('.');
+  const all = whole + fraction;
+  const leadingZeros = all.length - all.replace(/^0+/, '').length;
+  const digits = all.slice(leadingZeros).replace(/0+$/, '');
+  const exponent = whole.length - leadingZeros - 1 + Number(power); // x = d.ddd * 10^exponent
+  if (exponent < -4 || exponent >= 16) {
+    const magnitude = Math.abs(exponent);
+    const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${mantissa}e${exponent < 0 ? '-' : '+'}${magnitude < 10 ? '0' : ''}${magnitude}`;
+  }
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  return `${sign}${digits.slice(0, exponent + 1).padEnd(exponent + 1, '0')}.${digits.slice(exponent + 1) || '0'}`;
+}
+
+/** A JSON string as Python's json.dumps writes it (ensure_ascii): DEL and every non-ASCII code unit escaped. */
+export function pythonJsonString(text) {
+  return JSON.stringify(text).replace(/[\x7f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function jsonInteger(n) {
+  return n === null ? 'null' : String(n); // seq and t: whole numbers of at most 15 digits
+}
+
+/** One decoder result as the vectors' `expect`, in compact JSON: the Python gateway's decode text. */
+export function decodedJson(decoded) {
+  switch (decoded.kind) {
+    case 'frame': {
+      const { format, source, seq, t } = decoded;
+      const values = decoded.values.map(([metric, value]) => `[${pythonJsonString(metric)},${pythonFloatText(value)}]`);
+      return `{"kind":"frame","format":${pythonJsonString(format)},"source":${pythonJsonString(source)},`
+        + `"seq":${jsonInteger(seq)},"t":${jsonInteger(t)},"values":[${values.join(',')}]}`;
+    }
+    case 'status':
+      return `{"kind":"status","text":${pythonJsonString(decoded.text)}}`;
+    default:
+      return `{"kind":"reject","reason":${pythonJsonString(decoded.reason)}}`;
+  }
+}
+
+function withoutCr(line) {
+  return line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, line.length - 1) : line;
+}
+
+/** Splits a byte stream at LF into lines without their ending (the LF and one CR before it). */
+export class LfLines {
+  constructor() {
+    this.partial = EMPTY; // the start of a line an earlier chunk left unfinished
+  }
+
+  /** One chunk (a Buffer) → the lines it completed. */
+  feed(chunk) {
+    const lines = [];
+    let start = 0;
+    for (let end = chunk.indexOf(LF); end >= 0; end = chunk.indexOf(LF, start)) {
+      const piece = chunk.subarray(start, end);
+      lines.push(withoutCr(this.partial.length ? Buffer.concat([this.partial, piece]) : piece));
+      this.partial = EMPTY;
+      start = end + 1;
+    }
+    if (start < chunk.length) this.partial = Buffer.concat([this.partial, chunk.subarray(start)]);
+    return lines;
+  }
+
+  /** The input ended: an unfinished last line is a line. */
+  end() {
+    const rest = this.partial;
+    this.partial = EMPTY;
+    return rest.length ? [withoutCr(rest)] : [];
+  }
+}
+
+/**
+ * `telemetry-gateway-node decode [--csv --source S --columns a,b]`. Resolves to the exit code: 0, 2 for a usage
+ * error, 1 when stdout went away. stdin, stdout and stderr default to the process's (tests pass streams).
+ */
+export async function decodeCommand(argv, { stdin = process.stdin, stdout = process.stdout,
+  stderr = process.stderr } = {}) {
+  let options;
+  try {
+    ({ values: options } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (error) {
+    stderr.write(`${USAGE}${PROG}: error: ${error.message}\n`);
+    return 2;
+  }
+  if (options.help) {
+    stdout.write(USAGE);
+    return 0;
+  }
+  const { port, error } = portFrom(options);
+  if (error !== undefined) {
+    stderr.write(`${PROG}: ${error}\n`);
+    return 2;
+  }
+  const decode = lineDecoder(port);
+  const lines = new LfLines();
+  const texts = (completed) => completed.map((line) => `${decodedJson(decode(line))}\n`).join('');
+  let broken = false; // EPIPE and the like: the reader left (`| head`)
+  const onError = () => { broken = true; };
+  stdout.on('error', onError);
+  try {
+    // One write per chunk read: buffered, yet a line typed at a terminal is answered at once.
+    for await (const chunk of stdin) {
+      const text = texts(lines.feed(chunk));
+      if (text && !stdout.write(text)) await once(stdout, 'drain');
+      if (broken) return 1;
+    }
+    const text = texts(lines.end());
+    if (text && !stdout.write(text)) await once(stdout, 'drain');
+  } catch (failure) {
+    if (broken || failure?.code === 'EPIPE') return 1;
+    throw failure;
+  } finally {
+    stdout.off('error', onError);
+  }
+  return broken ? 1 : 0;
+}

@@ -1,0 +1,61 @@
+// The /metrics endpoint ([metrics] listen): Prometheus' text exposition of one registry over plain HTTP, as the
+// Python gateway's prometheus_client.start_http_server serves it (an empty HOST: every IPv4 interface, 0.0.0.0).
+
+import http from 'node:http';
+
+import { event } from './logs.js';
+
+/**
+ * Splits "HOST:PORT" at its last colon, as Python's rpartition(':') (so "::1:9108" is host ::1); an empty host
+ * is 0.0.0.0. The config has checked the port already.
+ */
+export function parseListen(listen) {
+  const colon = listen.lastIndexOf(':');
+  if (colon < 0) throw new Error(`metrics listen must be HOST:PORT, not ${JSON.stringify(listen)}`);
+  return { host: listen.slice(0, colon) || '0.0.0.0', port: Number(listen.slice(colon + 1)) };
+}
+
+/**
+ * Serves GET (and HEAD) /metrics from registry on listen ("HOST:PORT"; port 0: any free port); 404 on any other
+ * path, 405 on other methods. Resolves once listening, with the port bound and close(); rejects with
+ * "cannot serve metrics on HOST:PORT: <reason>" (the cause and its code attached) if it cannot listen.
+ * @param {string} listen
+ * @param {import('prom-client').Registry} registry
+ * @returns {Promise<{port: number, close(): Promise<void>}>}
+ */
+export function startMetricsServer(listen, registry) {
+  const { host, port } = parseListen(listen);
+  const server = http.createServer((request, response) => {
+    const path = new URL(request.url, 'http://metrics').pathname;
+    if (path !== '/metrics') {
+      response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found; try /metrics\n');
+    } else if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { Allow: 'GET, HEAD' }).end();
+    } else {
+      registry.metrics().then(
+        (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+        (error) => response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
+          .end(`collecting metrics failed: ${error.message}\n`),
+      );
+    }
+  });
+  return new Promise((resolve, reject) => {
+    const failed = (error) => {
+      reject(Object.assign(new Error(`cannot serve metrics on ${listen}: ${error.message}`),
+        { cause: error, code: error.code }));
+    };
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      server.on('error', (error) => event('warning', 'metrics_server_error', { error: error.message }));
+      resolve({ port: server.address().port, close: () => close(server) });
+    });
+  });
+}
+
+function close(server) {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeAllConnections(); // keep-alive scrapers would hold close() until they hang up
+  });
+}

@@ -1,0 +1,75 @@
+// Sending requests: asynchronously, at most maxInFlight at a time; answers are collected for the sender's next step
+// (the Python gateway's request_pump.py), so all bookkeeping happens in one place.
+//
+// A statement is {queries: [{query, params}, ...]} (an UNLOGGED batch of one partition) or {query, params}. Every
+// write is idempotent (same reading, same key), so the driver may retry it and so may the RetrySchedule.
+
+const BATCH_OPTIONS = Object.freeze({ prepare: true, logged: false, isIdempotent: true });
+const SINGLE_OPTIONS = Object.freeze({ prepare: true, isIdempotent: true });
+
+export class Request {
+  constructor(due, statement, owner, attempts = 0) {
+    this.due = due; // when a failed request may be sent again (RetrySchedule), performance.now() ms
+    this.statement = statement;
+    this.owner = owner; // what its success counts towards (WriteLedger); null for nobody
+    this.attempts = attempts;
+    this.sentAt = 0;
+  }
+}
+
+/** Sends a statement through a cassandra-driver Client; resolves on success. */
+export function sendStatement(client, statement) {
+  return statement.queries ? client.batch(statement.queries, BATCH_OPTIONS)
+    : client.execute(statement.query, statement.params, SINGLE_OPTIONS);
+}
+
+export class RequestPump {
+  constructor(maxInFlight, onAnswer) {
+    this.maxInFlight = maxInFlight;
+    this.inFlight = 0; // sent, not yet answered
+    this.ready = [];
+    this.answered = [];
+    this.onAnswer = onAnswer;
+  }
+
+  /** Requests ready but not yet sent. */
+  get waiting() {
+    return this.ready.length;
+  }
+
+  /** Queues requests; first puts them ahead of those already waiting (retries, acknowledgements). */
+  add(requests, first = false) {
+    if (requests.length === 0) return;
+    if (first) this.ready.unshift(...requests);
+    else for (const request of requests) this.ready.push(request);
+  }
+
+  send(client) {
+    while (this.ready.length && this.inFlight < this.maxInFlight) {
+      const request = this.ready.shift();
+      this.inFlight += 1;
+      request.sentAt = performance.now();
+      let sent;
+      try {
+        sent = sendStatement(client, request.statement);
+      } catch (error) { // e.g. the client is shutting down: same path as a failed request
+        this.answer(request, error);
+        continue;
+      }
+      sent.then(() => this.answer(request, null), (error) => this.answer(request, error ?? new Error('failed')));
+    }
+  }
+
+  answer(request, error) {
+    this.answered.push([request, error]);
+    this.onAnswer();
+  }
+
+  /** The answers received since the last call: [request, null] for a success, [request, error] otherwise. */
+  answers() {
+    const answers = this.answered;
+    this.answered = [];
+    this.inFlight -= answers.length;
+    return answers;
+  }
+}

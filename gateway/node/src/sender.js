@@ -1,0 +1,218 @@
+// The sender: spooled frames → Cassandra, acknowledged back to the spool only once written (the Python gateway's
+// sender.py).
+//
+// Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
+// `latest` and `source_days` writes they imply, and sent asynchronously (RequestPump) with a bound on requests in
+// flight. Taking stops while a chunk's worth of requests is ready or waiting for a retry (RetrySchedule), so an
+// unreachable cluster stops the taking, not the reading, and memory stays bounded. When all of a chunk's requests
+// succeeded, its readings count as written; its `day_changes` rows are written after that, coalesced with other
+// chunks' every FLUSH_MS, and then the chunks are acknowledged to the spool (WriteLedger). `latest` rows are
+// coalesced (LatestRows) and written every FLUSH_MS and at shutdown.
+
+import { backoffS } from './backoff.js';
+import { RateLimitedLog, event } from './logs.js';
+import { LatestRows, latestBatches } from './latest-rows.js';
+import { dayChangesBatch, readingsBatch, sourceDayRequest } from './reading-batches.js';
+import { Request, RequestPump } from './request-pump.js';
+import { RetrySchedule } from './retry-schedule.js';
+import { errorKind } from './write-error-kinds.js';
+import { Chunk, WriteLedger } from './write-ledger.js';
+import { planWrites } from './write-plan.js';
+
+// `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
+// write of each per chunk would double the requests.
+const FLUSH_MS = 500;
+const STEP_WAIT_MS = 50;
+
+export class Sender {
+  constructor({ spool, clientFactory, keyspace, batchRows, maxInFlight, retryMaxS, metrics, onAcked }) {
+    this.spool = spool;
+    this.clientFactory = clientFactory;
+    this.keyspace = keyspace;
+    this.batchRows = batchRows;
+    this.retryMaxS = retryMaxS;
+    this.metrics = metrics;
+    this.onAcked = onAcked;
+    this.log = new RateLimitedLog();
+    this.client = null;
+    this.connectAttempts = 0;
+    this.wakeUp = null;
+    this.stopping = false;
+    this.pump = new RequestPump(maxInFlight, () => this.wake());
+    this.retries = new RetrySchedule(retryMaxS);
+    this.ledger = new WriteLedger();
+    this.latest = new LatestRows();
+    this.latestFlushed = this.changesFlushed = performance.now();
+    this.cursor = 0; // highest spool id taken; everything above it is new
+    // Whether the spool may hold frames above the cursor: set by the ingest's nudge and by a full take.
+    this.more = true;
+    this.chunkFrames = Math.max(100, Math.floor((maxInFlight * batchRows) / 2));
+    this.heartbeat = performance.now();
+    this.done = null;
+  }
+
+  /** New frames were spooled. */
+  nudge() {
+    this.more = true;
+    this.wake();
+  }
+
+  wake() {
+    if (this.wakeUp !== null) this.wakeUp();
+  }
+
+  get idle() {
+    return this.ledger.idle;
+  }
+
+  start() {
+    this.done = this.run();
+  }
+
+  /** Finishes the writes in flight (bounded wait); resolves when the sender has shut its client down. */
+  stop() {
+    this.stopping = true;
+    this.wake();
+    return this.done;
+  }
+
+  wait(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { this.wakeUp = null; resolve(); }, ms);
+      this.wakeUp = () => { clearTimeout(timer); this.wakeUp = null; resolve(); };
+    });
+  }
+
+  async run(drainTimeoutMs = 15_000) {
+    try {
+      while (!this.stopping) {
+        this.heartbeat = performance.now();
+        if (this.client === null && !(await this.connect())) {
+          if (!this.stopping) await this.wait(backoffS(this.connectAttempts, this.retryMaxS) * 1000);
+          continue;
+        }
+        await this.step(true);
+      }
+      const deadline = performance.now() + drainTimeoutMs;
+      if (this.client !== null) this.flushLatest();
+      while (!this.idle && performance.now() < deadline && this.client !== null) await this.step(false);
+      if (!this.idle) {
+        event('warning', 'shutdown_with_unacknowledged_writes', { requests: this.ledger.outstanding,
+          note: 'their frames stay in the spool and are sent at the next start' });
+      }
+    } finally {
+      if (this.client !== null) await this.client.shutdown().catch(() => {});
+    }
+  }
+
+  async connect() {
+    this.connectAttempts += 1;
+    const client = this.clientFactory();
+    try {
+      await client.connect();
+    } catch (error) { // unreachable, auth, schema missing: retried; the spool keeps the frames
+      await client.shutdown().catch(() => {});
+      this.metrics.cassandra_up.set(0);
+      this.log.event('warning', 'cassandra_unreachable', { error: error?.name ?? 'Error',
+        detail: String(error?.message).slice(0, 200), action: 'retrying; frames are kept in the spool' });
+      return false;
+    }
+    this.client = client;
+    this.connectAttempts = 0;
+    this.metrics.cassandra_up.set(1);
+    event('info', 'cassandra_connected', { keyspace: this.keyspace,
+      hosts: client.hosts.values().map((host) => host.address).join(',') });
+    return true;
+  }
+
+  async step(takeNew) {
+    await this.wait(STEP_WAIT_MS);
+    this.heartbeat = performance.now();
+    this.settle();
+    const now = performance.now();
+    this.pump.add(this.retries.due(now), true);
+    if (this.ledger.written.length && (!takeNew || now - this.changesFlushed >= FLUSH_MS)) this.flushDayChanges();
+    if (takeNew) {
+      this.take();
+      if (this.latest.size && now - this.latestFlushed >= FLUSH_MS) this.flushLatest();
+    }
+    this.pump.send(this.client, this.keyspace);
+  }
+
+  take() {
+    // Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
+    while (this.more && this.pump.waiting + this.retries.size < this.pump.maxInFlight) {
+      this.more = false; // before the query: a nudge from here on sets it again
+      const frames = this.spool.take(this.cursor, this.chunkFrames);
+      if (frames.length === 0) break;
+      if (frames.length === this.chunkFrames) this.more = true;
+      this.cursor = frames[frames.length - 1].id;
+      const plan = planWrites(frames, this.batchRows);
+      const rows = plan.batches.reduce((sum, batch) => sum + batch.rows, 0);
+      const chunk = new Chunk(frames[0].id, frames[frames.length - 1].id, frames, rows, plan.days);
+      const statements = plan.batches.map((batch) => readingsBatch(batch));
+      this.latest.merge(plan.latest);
+      for (const [source, day] of plan.days) {
+        if (!this.ledger.isKnownDay(source, day)) statements.push(sourceDayRequest(source, day));
+      }
+      this.ledger.expect(statements.length, chunk);
+      this.pump.add(statements.map((statement) => new Request(0, statement, chunk)));
+    }
+  }
+
+  flushLatest() {
+    this.latestFlushed = performance.now();
+    const batches = latestBatches(this.latest.take());
+    this.ledger.expect(batches.length);
+    this.pump.add(batches.map((batch) => new Request(0, batch, null)));
+    this.pump.send(this.client, this.keyspace);
+  }
+
+  flushDayChanges() {
+    const changes = this.ledger.takeWritten();
+    this.changesFlushed = performance.now();
+    const days = new Map();
+    for (const chunk of changes.chunks) {
+      for (const [source, day] of chunk.days) days.set(`${source}\u0000${day}`, [source, day]);
+    }
+    this.ledger.expect(1);
+    this.pump.add([new Request(0, dayChangesBatch([...days.values()], new Date()), changes)], true);
+  }
+
+  settle() {
+    const now = performance.now();
+    for (const [request, error] of this.pump.answers()) {
+      if (error === null) {
+        this.metrics.write_latency.observe((now - request.sentAt) / 1000);
+        this.metrics.cassandra_up.set(1);
+        const [readingsWritten, acknowledged] = this.ledger.succeeded(request.owner);
+        if (readingsWritten !== null) this.countWritten(readingsWritten);
+        for (const chunk of acknowledged) this.onAcked([chunk.firstId, chunk.lastId]);
+      } else {
+        const kind = errorKind(error);
+        this.metrics.write_errors.inc({ error: kind });
+        if (kind === 'unavailable' || kind === 'timeout' || kind === 'overloaded') {
+          this.metrics.cassandra_up.set(error?.name === 'NoHostAvailableError' ? 0 : 1);
+        }
+        this.retries.retryLater(request, now);
+        this.log.event('warning', 'write_failed', { key: kind, error: kind,
+          detail: `${error?.name ?? 'Error'}: ${String(error?.message).slice(0, 200)}`, attempts: request.attempts,
+          action: 'retrying with backoff' });
+      }
+    }
+    this.metrics.requests_in_flight.set(this.pump.inFlight);
+  }
+
+  countWritten(chunk) {
+    this.metrics.rows_written.inc(chunk.rows);
+    this.metrics.frames_written.inc(chunk.frames.length);
+    const nowMs = Date.now();
+    // the frames of a read share their receipt time: one observation per read, not per frame
+    const byReceipt = new Map();
+    for (const frame of chunk.frames) byReceipt.set(frame.received_ms, (byReceipt.get(frame.received_ms) ?? 0) + 1);
+    for (const [receivedMs, count] of byReceipt) {
+      this.metrics.delivery_latency.observeMany(Math.max(0, (nowMs - receivedMs) / 1000), count);
+    }
+    chunk.frames = [];
+  }
+}

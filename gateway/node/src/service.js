@@ -1,0 +1,139 @@
+// The running gateway: inputs → ingest (spool) → sender (Cassandra) on one event loop, with an orderly stop (the
+// Python gateway's service.py).
+//
+// Stop order on SIGTERM: inputs stop reading; the ingest spools what they handed over; the sender finishes the
+// writes in flight (bounded wait) and their acknowledgements are committed; the spool is closed. Frames not yet
+// written stay in the spool and go out at the next start.
+
+import { backoffS } from './backoff.js';
+import { buildClient } from './cassandra-session.js';
+import { Credits } from './credits.js';
+import { Ingest } from './ingest.js';
+import { SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput } from './inputs.js';
+import { RateLimitedLog, event } from './logs.js';
+import { createMetrics } from './metrics.js';
+import { startMetricsServer } from './metrics-server.js';
+import { lineDecoder } from './room-csv.js';
+import { Sender } from './sender.js';
+import { Spool } from './spool.js';
+import { SystemdNotifier } from './systemd-notify.js';
+
+const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
+const CHECKPOINT_MS = 1000; // with fsync = batch, checkpoints only keep the WAL small
+const SPOOL_OPEN_RETRY_MS = 2000;
+const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what the inputs handed over
+
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+/** The spool, retried while it cannot be opened for lack of disk space: the gateway waits for room instead of
+ * exiting in a restart loop. */
+async function openSpool(config, isStopping) {
+  const log = new RateLimitedLog({ intervalS: 60 });
+  for (;;) {
+    try {
+      return new Spool(config.spool.path, {
+        fsync: config.spool.fsync, maxBytes: Math.trunc(config.spool.max_mb * 1024 * 1024),
+      });
+    } catch (error) {
+      if (!/SQLITE_FULL|SQLITE_IOERR|ENOSPC/.test(`${error.code} ${error.message}`)) throw error;
+      log.event('error', 'spool_unavailable', { spool: config.spool.path, error: String(error.message).slice(0, 160),
+        action: 'free disk space; retrying' });
+      if (isStopping()) return null;
+      await sleep(SPOOL_OPEN_RETRY_MS);
+    }
+  }
+}
+
+/** Runs until SIGTERM/SIGINT (or, with exitWhenDrained, until every input ended and its lines are in Cassandra);
+ * resolves to the exit status. */
+export async function runGateway(config, streams = [], { exitWhenDrained = false } = {}) {
+  let stopRequested = false;
+  let wakeMain = () => {};
+  const requestStop = () => { stopRequested = true; wakeMain(); };
+  process.on('SIGTERM', requestStop);
+  process.on('SIGINT', requestStop);
+
+  const metrics = createMetrics();
+  const spool = await openSpool(config, () => stopRequested);
+  if (spool === null) return 0;
+  let sender = null;
+  const ingest = new Ingest(config, spool, metrics, () => sender?.nudge());
+  sender = new Sender({
+    spool, clientFactory: () => buildClient(config.cassandra, { keyspace: config.cassandra.keyspace }), keyspace: config.cassandra.keyspace,
+    batchRows: config.cassandra.batch_rows, maxInFlight: config.cassandra.max_in_flight,
+    retryMaxS: config.cassandra.retry_max_s, metrics, onAcked: (range) => ingest.acknowledge(range),
+  });
+
+  let streamsOpen = streams.length;
+  const inputs = [];
+  for (const port of config.serial.ports) {
+    const handler = new LineHandler(port.path, ingest, metrics, new Credits(SERIAL_CREDITS), lineDecoder(port));
+    inputs.push(new SerialInput(port.path, port.baud, handler, (attempts) => backoffS(attempts,
+      config.serial.reopen_max_s), (up) => metrics.input_up.set({ input: port.path }, up)));
+  }
+  for (const path of streams) {
+    const handler = new LineHandler(path, ingest, metrics, new Credits(STREAM_CREDITS));
+    inputs.push(new StreamInput(path, handler, () => { streamsOpen -= 1; wakeMain(); }));
+  }
+
+  const checkpointLog = new RateLimitedLog();
+  const checkpoints = setInterval(() => {
+    try {
+      spool.checkpoint();
+    } catch (error) { // e.g. a full disk: the WAL keeps the frames; the next call retries
+      checkpointLog.event('warning', 'spool_checkpoint_failed', { error: String(error.message).slice(0, 160),
+        action: 'retrying; the frames stay in the WAL meanwhile' });
+    }
+  }, config.spool.fsync === 'interval' ? config.spool.fsync_interval_ms : CHECKPOINT_MS);
+
+  let server = null;
+  if (config.metrics.listen) server = await startMetricsServer(config.metrics.listen, metrics.registry);
+  const notifier = new SystemdNotifier();
+  sender.start();
+  for (const input of inputs) input.start();
+  event('info', 'gateway_started', { inputs: inputs.length, spool: config.spool.path, spooled_frames: spool.depth,
+    fsync: config.spool.fsync, metrics: config.metrics.listen || 'off' });
+  notifier.notify('READY=1');
+
+  let lastWatchdog = 0;
+  let lastSize = 0;
+  const drained = () => ingest.idle && spool.depth === 0 && sender.idle;
+  while (!stopRequested) {
+    await new Promise((resolve) => {
+      wakeMain = resolve;
+      setTimeout(resolve, 200);
+    });
+    const now = performance.now();
+    metrics.spool_frames.set(spool.depth);
+    if (now - lastSize >= 1000) {
+      metrics.spool_bytes.set(spool.usedBytes());
+      lastSize = now;
+    }
+    // A timer that runs at all means the loop is not blocked; the sender's heartbeat says it is not stuck.
+    const healthy = now - sender.heartbeat < STALL_MS;
+    if (notifier.watchdogIntervalS && healthy && now - lastWatchdog >= notifier.watchdogIntervalS * 1000) {
+      notifier.notify(`WATCHDOG=1\nSTATUS=spooled ${spool.depth} frames`);
+      lastWatchdog = now;
+    }
+    if (exitWhenDrained && inputs.length && streamsOpen === 0 && drained()) {
+      event('info', 'inputs_done_and_spool_drained', {});
+      break;
+    }
+  }
+
+  notifier.notify('STOPPING=1');
+  event('info', 'gateway_stopping', { spooled_frames: spool.depth });
+  await Promise.all(inputs.map((input) => input.stop()));
+  const deadline = performance.now() + INPUTS_DRAIN_MS;
+  while (ingest.queue.length && performance.now() < deadline) await sleep(20);
+  await sender.stop();
+  await ingest.stop();
+  clearInterval(checkpoints);
+  metrics.spool_frames.set(spool.depth);
+  spool.close();
+  if (server !== null) await server.close();
+  event('info', 'gateway_stopped', { spooled_frames: spool.depth });
+  process.off('SIGTERM', requestStop);
+  process.off('SIGINT', requestStop);
+  return 0;
+}

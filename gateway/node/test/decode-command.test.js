@@ -1,0 +1,189 @@
+// telemetry-gateway-node decode (src/decode-command.js): one JSON result per input line, the protocol vectors'
+// `expect`, in the exact text the Python gateway's decode writes (gateway/python/tests/test_decode_command.py has
+// the same TEXT_CASES); the differential fuzz test (gateway/conformance/test_decoder_differential.py) runs both.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { Readable, Writable } from 'node:stream';
+
+import {
+  decodeCommand, LfLines, portFrom, pythonFloatText, pythonJsonString,
+} from '../src/decode-command.js';
+import { latin1, protocolVectors } from '../test-support/vectors.js';
+
+// Input line (latin-1) → the exact output line, character for character the Python test's.
+const TEXT_CASES = [
+  ['$T1,G,10,temp_out=-0.0*DB8E',
+    '{"kind":"frame","format":"v1","source":"G","seq":10,"t":null,"values":[["temp_out",-0.0]]}'],
+  ['$T1,logger1,42,t=1700000000123,temp_in=-3.25,humidity=88*7E33',
+    '{"kind":"frame","format":"v1","source":"logger1","seq":42,"t":1700000000123,'
+    + '"values":[["temp_in",-3.25],["humidity",88.0]]}'],
+  ['$T1,G,7,a=0003300,b=+2.25,c=100000000000000000000,d=0.00001*ED5C',
+    '{"kind":"frame","format":"v1","source":"G","seq":7,"t":null,'
+    + '"values":[["a",3300.0],["b",2.25],["c",1e+20],["d",1e-05]]}'],
+  ['{"source":"G","destination":"C","a":-0,"b":-0.0,"c":1e16,"d":1.5e-7,"e":123456789012345678901234567890,'
+    + '"f":0.0001}',
+  '{"kind":"frame","format":"legacy","source":"G","seq":null,"t":null,"values":[["a",0.0],["b",-0.0],'
+    + '["c",1e+16],["d",1.5e-07],["e",1.2345678901234568e+29],["f",0.0001]]}'],
+  ['{"source":"G","destination":"C","a":1e400}', '{"kind":"reject","reason":"bad_value"}'],
+  ['$T1,G,7,a=1e5*A691', '{"kind":"reject","reason":"bad_value"}'],
+  ['#\t radio \xe9\x7f\x01"\\ ok ', '{"kind":"status","text":"radio \\u00e9\\u007f\\u0001\\"\\\\ ok"}'],
+  ['', '{"kind":"reject","reason":"empty"}'],
+];
+
+/** Runs the command on `chunks` (Buffers, read one by one); resolves to {code, out: [lines], err}. */
+async function decode(chunks, args = []) {
+  let out = '';
+  let err = '';
+  const sink = (append) => new Writable({ write(chunk, _encoding, done) { append(String(chunk)); done(); } });
+  const code = await decodeCommand(args, {
+    stdin: Readable.from(chunks),
+    stdout: sink((text) => { out += text; }),
+    stderr: sink((text) => { err += text; }),
+  });
+  return { code, out: out.split('\n').filter((line, i, all) => i < all.length - 1 || line !== ''), err };
+}
+
+/** Node's parse of a result, the sign of zero kept: JSON.parse reads -0.0 as -0. */
+const parsed = (text) => JSON.parse(text);
+const stdinLine = (line) => (line.endsWith('\n') ? line : `${line}\n`);
+
+describe('the protocol vectors through decode', () => {
+  it('decode.json, one line each', async () => {
+    const { cases } = protocolVectors('decode.json');
+    const { code, out } = await decode([latin1(cases.map((c) => stdinLine(c.line)).join(''))]);
+    assert.equal(code, 0);
+    assert.equal(out.length, cases.length);
+    cases.forEach((c, i) => assert.deepStrictEqual(parsed(out[i]), c.expect, c.name)); // Object.is: -0 too
+  });
+
+  it('room_csv.json with --csv', async () => {
+    const doc = protocolVectors('room_csv.json');
+    for (const c of doc.cases) {
+      const args = ['--csv', '--source', doc.source, '--columns', (c.columns ?? doc.columns).join(',')];
+      const { code, out } = await decode([latin1(stdinLine(c.line))], args);
+      assert.equal(code, 0);
+      assert.deepStrictEqual(out.map(parsed), [c.expect], c.name);
+    }
+  });
+});
+
+describe('output text', () => {
+  for (const [line, text] of TEXT_CASES) {
+    it(JSON.stringify(line), async () => {
+      assert.deepStrictEqual((await decode([latin1(`${line}\n`)])).out, [text]);
+    });
+  }
+
+  it("doubles as Python's repr writes them", () => {
+    const cases = [
+      [0, '0.0'], [-0, '-0.0'], [57, '57.0'], [-3.25, '-3.25'], [0.1, '0.1'], [1e16, '1e+16'],
+      [1e15, '1000000000000000.0'], [9999999999999998, '9999999999999998.0'], [1e-4, '0.0001'], [1e-5, '1e-05'],
+      [1.5e-7, '1.5e-07'], [123456789012345680000, '1.2345678901234568e+20'], [1e21, '1e+21'], [1e22, '1e+22'],
+      [5e-324, '5e-324'], [1.7976931348623157e308, '1.7976931348623157e+308'], [-2.5e-300, '-2.5e-300'],
+      [0.30000000000000004, '0.30000000000000004'], [123.456, '123.456'], [0.000123, '0.000123'],
+    ];
+    for (const [value, text] of cases) assert.equal(pythonFloatText(value), text, String(value));
+  });
+
+  it('strings as json.dumps writes them: ASCII only, DEL escaped, lone surrogates escaped', () => {
+    assert.equal(pythonJsonString('a"\\\b\f\n\r\t\x00\x1f\x7f\xe9\u2028'),
+      '"a\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\\u007f\\u00e9\\u2028"');
+    assert.equal(pythonJsonString('\ud800x\ud83d\ude00'), '"\\ud800x\\ud83d\\ude00"');
+  });
+});
+
+describe('lines', () => {
+  it('each LF ends one line; a CR elsewhere stays in it', async () => {
+    const { code, out } = await decode([Buffer.from('#a\r\n\n#b\rc\r\n#d\r\r\n \r\n#last\r')]);
+    assert.equal(code, 0);
+    assert.deepStrictEqual(out.map(parsed), [
+      { kind: 'status', text: 'a' }, // CRLF: the CR belongs to the ending
+      { kind: 'reject', reason: 'empty' }, // an empty line is a line here
+      { kind: 'status', text: 'b\rc' }, // a CR inside the line: not an ending (the assembler would split)
+      { kind: 'status', text: 'd' }, // the command drops one CR, the decoder (step 1) the other
+      { kind: 'reject', reason: 'empty' },
+      { kind: 'status', text: 'last' }, // no LF at the end: still a line
+    ]);
+    assert.deepStrictEqual((await decode([])).out, []);
+    assert.deepStrictEqual((await decode([Buffer.from('#x\n')])).out, ['{"kind":"status","text":"x"}']);
+  });
+
+  it('lines split across chunks anywhere, a CRLF too', async () => {
+    const data = Buffer.from('#one\r\n#two\n\n#three\r\n');
+    const whole = (await decode([data])).out;
+    for (let at = 0; at <= data.length; at++) {
+      assert.deepStrictEqual((await decode([data.subarray(0, at), data.subarray(at)])).out, whole, `split at ${at}`);
+    }
+    const bytes = [...data].map((byte) => Buffer.from([byte]));
+    assert.deepStrictEqual((await decode(bytes)).out, whole);
+  });
+
+  it('LfLines keeps the bytes as they are', () => {
+    const lines = new LfLines();
+    assert.deepStrictEqual(lines.feed(Buffer.from([0x00, 0xff, 0x0d, 0x0d, 0x0a, 0x80])),
+      [Buffer.from([0x00, 0xff, 0x0d])]);
+    assert.deepStrictEqual(lines.end(), [Buffer.from([0x80])]);
+    assert.deepStrictEqual(lines.end(), []);
+  });
+
+  it('a CSV port reads only CSV', async () => {
+    const { code, out } = await decode([Buffer.from('57, 21.50\r\n$T1,G,10,temp_out=-0.0*DB8E\n')],
+      ['--csv', '--source', 'room', '--columns', 'light, temp']);
+    assert.equal(code, 0);
+    assert.deepStrictEqual(out, [
+      '{"kind":"frame","format":"csv","source":"room","seq":null,"t":null,"values":[["light",57.0],["temp",21.5]]}',
+      '{"kind":"reject","reason":"csv_column_count"}']);
+  });
+});
+
+describe('arguments', () => {
+  const USAGE_ERRORS = [
+    [['--source', 'room'], '--source: only a --csv port has source'],
+    [['--columns', 'a'], '--columns: only a --csv port has columns'],
+    [['--csv', '--columns', 'a'], '--source: a csv port needs the source its lines are stored under'],
+    [['--csv', '--source', 'bad source', '--columns', 'a'],
+      "--source: 'bad source' is not a source name ([A-Za-z0-9_-]{1,32})"],
+    [['--csv', '--source', 'room'], '--columns: a csv port needs the metric name of each field'],
+    [['--csv', '--source', 'room', '--columns', 'light,t'],
+      "--columns: 't' is not a metric name ([a-z][a-z0-9_]{0,15}, not t)"],
+    [['--csv', '--source', 'room', '--columns', 'light,'],
+      "--columns: '' is not a metric name ([a-z][a-z0-9_]{0,15}, not t)"],
+    [['--csv', '--source', 'room', '--columns', 'a,b,a'], "--columns: 'a' is listed twice"],
+  ];
+  for (const [args, message] of USAGE_ERRORS) {
+    it(`${args.join(' ')}: exit 2, worded as the Python gateway's`, async () => {
+      const { code, out, err } = await decode([Buffer.from('57,21.5\n')], args);
+      assert.deepStrictEqual({ code, out, err },
+        { code: 2, out: [], err: `telemetry-gateway-node decode: ${message}\n` });
+    });
+  }
+
+  it('unknown options and --help', async () => {
+    const bogus = await decode([], ['--bogus']);
+    assert.equal(bogus.code, 2);
+    assert.match(bogus.err, /Unknown option '--bogus'/);
+    const help = await decode([], ['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.out.join('\n'), /^usage: telemetry-gateway-node decode/);
+  });
+
+  it('portFrom: the port of the decoder', () => {
+    assert.deepStrictEqual(portFrom({}), { port: { path: '-', format: 'auto' } });
+    assert.deepStrictEqual(portFrom({ csv: true, source: 'room', columns: ' light ,temp' }),
+      { port: { path: '-', format: 'csv', source: 'room', columns: ['light', 'temp'] } });
+    assert.equal(portFrom({ csv: true, source: "it's", columns: 'a' }).error,
+      '--source: "it\'s" is not a source name ([A-Za-z0-9_-]{1,32})');
+  });
+});
+
+it('as a process on stdin and stdout', () => {
+  const script = `import(${JSON.stringify(new URL('../src/decode-command.js', import.meta.url).href)})`
+    + '.then(m => m.decodeCommand(process.argv.slice(1))).then(c => process.exit(c))';
+  const input = latin1(TEXT_CASES.map(([line]) => `${line}\n`).join('').repeat(1000));
+  const done = spawnSync(process.execPath, ['-e', script, '--'], { input, timeout: 60_000 });
+  assert.equal(done.status, 0, String(done.stderr));
+  assert.deepStrictEqual(done.stdout.toString('ascii').split('\n').slice(0, -1),
+    Array(1000).fill(TEXT_CASES.map(([, text]) => text)).flat());
+});

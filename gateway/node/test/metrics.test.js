@@ -1,0 +1,258 @@
+// The metrics of gateway/contract/metrics.json, as gateway/conformance/test_metrics_contract.py checks them on a
+// running gateway (exactly the declared families, types, help texts, labels and buckets; nothing else), the
+// attribute names of Python's Metrics, the counted histogram, and the /metrics endpoint.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { describe, it } from 'node:test';
+
+import client from 'prom-client';
+
+import { CountedHistogram, LATENCY_BUCKETS, createMetrics, goFloat } from '../src/metrics.js';
+import { parseListen, startMetricsServer } from '../src/metrics-server.js';
+
+const CONTRACT = JSON.parse(readFileSync(new URL('../../contract/metrics.json', import.meta.url), 'utf8')).metrics;
+const METRICS_PY = new URL('../../python/telemetry_gateway/metrics.py', import.meta.url);
+const PYTHON = '/work/main/.venv/bin/python';
+const NO_PYTHON = existsSync(PYTHON) ? false : `${PYTHON} is missing: run \`make setup\` to compare with Python`;
+
+/** The same observations, in Python (m: a Metrics) and here (m: createMetrics()'s), one statement a line. */
+const USES = [
+  "m.lines_read.labels('/dev/ttyUSB0').inc(3)",
+  "m.status_lines.labels('-').inc()",
+  "m.frames_accepted.labels('v1').inc(2)",
+  "m.frames_accepted.labels('legacy').inc()",
+  "m.rejects.labels('bad_crc').inc()",
+  "m.duplicates.labels('M').inc()",
+  "m.seq_missing.labels('M').inc(2)",
+  "m.board_restarts.labels('M').inc()",
+  "m.seq_conflicts.labels('M').inc()",
+  "m.time_refused.labels('M').inc()",
+  "m.sources_evicted.inc()",
+  "m.sources_tracked.set(7)",
+  "m.rows_written.inc(12)",
+  "m.frames_written.inc(4)",
+  "m.write_errors.labels('timeout').inc()",
+  "m.requests_in_flight.set(2)",
+  "m.write_latency.observe(0.05)",
+  "m.write_latency.observe(0.3)",
+  "m.delivery_latency.observe(0.04, 1000)",
+  "m.cassandra_up.set(1)",
+  "m.input_up.labels('/dev/ttyUSB0').set(1)",
+  "m.spool_frames.set(5)",
+  "m.spool_bytes.set(4096)",
+  "m.spool_full.labels('cap').inc()",
+  "m.reading_paused.set(0)",
+  "m.spool_dropped.inc(9)",
+];
+
+function used() {
+  const m = createMetrics();
+  for (const use of USES) {
+    // Python's delivery_latency.observe(amount, count) is observeMany here; the rest is the same call.
+    new Function('m', use.replace('delivery_latency.observe', 'delivery_latency.observeMany'))(m);
+  }
+  return m;
+}
+
+/** {family name: rest of the line} of the exposition's `# HELP` or `# TYPE` lines (HELP unescaped). */
+function declaredLines(text, kind) {
+  const found = {};
+  for (const [, name, rest] of text.matchAll(new RegExp(`^# ${kind} (\\S+) (.*)$`, 'gm'))) {
+    assert.ok(!(name in found), `${kind} line twice for ${name}`);
+    found[name] = kind === 'HELP' ? rest.replaceAll('\\n', '\n').replaceAll('\\\\', '\\') : rest;
+  }
+  return found;
+}
+
+/** The contract family a sample belongs to (a histogram's by its _bucket, _count or _sum), or undefined. */
+function familyOf(contract, sample) {
+  if (contract[sample] && contract[sample].type !== 'histogram') return contract[sample];
+  const histogram = contract[sample.replace(/_(bucket|count|sum)$/, '')];
+  return histogram?.type === 'histogram' && histogram.name !== sample ? histogram : undefined;
+}
+
+describe('createMetrics', () => {
+  it('has exactly the attributes of Python\'s Metrics, and its own registry', () => {
+    const source = readFileSync(METRICS_PY, 'utf8');
+    const body = source.slice(source.indexOf('class Metrics:'), source.indexOf('\ndef ', source.indexOf('class Metrics:')));
+    const python = [...body.matchAll(/self\.(\w+) = /g)].map((m) => m[1]);
+    assert.ok(python.length > 20, 'no attributes found in metrics.py');
+    const metrics = createMetrics();
+    assert.deepEqual(Object.keys(metrics), python); // registry first, as there
+    assert.ok(metrics.registry instanceof client.Registry && metrics.registry !== client.register);
+    createMetrics(); // a second gateway in the process: no clash
+    assert.equal(client.register.getMetricsAsArray().length, 0);
+  });
+
+  it('exposes exactly the contract\'s families, types, help texts, labels and buckets', async () => {
+    const text = await used().registry.metrics();
+    const contract = Object.fromEntries(CONTRACT.map((family) => [family.name, family]));
+    const types = declaredLines(text, 'TYPE');
+    const helps = declaredLines(text, 'HELP');
+    assert.deepEqual(types, Object.fromEntries(CONTRACT.map((f) => [f.name, f.type])));
+    assert.deepEqual(helps, Object.fromEntries(CONTRACT.map((f) => [f.name, f.help])));
+    assert.doesNotMatch(text, /_created/);
+
+    for (const line of text.split('\n').filter((l) => l && !l.startsWith('#'))) {
+      const [, sample, labelText = ''] = line.match(/^(\w+)(?:\{(.*)\})? \S+$/) ?? assert.fail(line);
+      const labels = Object.fromEntries([...labelText.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+      const family = familyOf(contract, sample);
+      assert.ok(family, `sample ${sample} belongs to no family of metrics.json`);
+      if (sample.endsWith('_bucket')) {
+        const le = labels.le === '+Inf' ? Infinity : Number(labels.le);
+        delete labels.le;
+        assert.ok([...family.buckets, Infinity].includes(le), line);
+      }
+      assert.deepEqual(Object.keys(labels).sort(), Object.keys(family.labels).sort(), line);
+      for (const [label, value] of Object.entries(labels)) {
+        const allowed = family.labels[label];
+        assert.ok(Array.isArray(allowed) ? allowed.includes(value) : value !== '', line);
+      }
+    }
+  });
+
+  it('exposes the same samples as the Python gateway\'s Metrics after the same uses', { skip: NO_PYTHON }, async () => {
+    const text = await used().registry.metrics();
+    // Python parses both expositions (its parser reads 1 and 1.0 alike) and says where they differ.
+    const result = spawnSync(PYTHON, ['-c', `
+import json, math, sys
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+from telemetry_gateway.metrics import Metrics
+
+def families(text):
+    return [(f.name, f.type, f.documentation,
+             sorted((s.name, tuple(sorted(s.labels.items())), s.value) for s in f.samples
+                    if not s.name.endswith("_created")))
+            for f in text_string_to_metric_families(text)]
+
+m = Metrics()
+for use in json.loads(sys.argv[1]):
+    exec(use)
+ours, theirs = families(sys.stdin.read()), families(generate_latest(m.registry).decode())
+same = len(ours) == len(theirs) and all(
+    a[:3] == b[:3] and len(a[3]) == len(b[3]) and all(
+        x[:2] == y[:2] and math.isclose(x[2], y[2]) for x, y in zip(a[3], b[3])) for a, b in zip(ours, theirs))
+print(json.dumps({"same": same, "node": ours, "python": theirs}))`, JSON.stringify(USES)], { input: text, encoding: 'utf8' });
+    assert.equal(result.status, 0, result.stderr);
+    const { same, node, python } = JSON.parse(result.stdout);
+    if (!same) assert.deepEqual(node, python);
+  });
+});
+
+describe('CountedHistogram', () => {
+  it('writes le as Python\'s client does', () => {
+    assert.deepEqual([0.001, 0.0025, 1, 300, 1e6, 1234567.5, 1e16, 1e-5, Infinity].map(goFloat),
+      ['0.001', '0.0025', '1.0', '300.0', '1e+06', '1.2345675e+06', '1e+16', '1e-05', '+Inf']);
+  });
+
+  it('exposes counted observations as prom-client\'s Histogram exposes single ones', async () => {
+    const ours = new client.Registry();
+    const theirs = new client.Registry();
+    const counted = new CountedHistogram({ name: 'lat_seconds', help: 'Latency', buckets: LATENCY_BUCKETS, registers: [ours] });
+    const reference = new client.Histogram({ name: 'lat_seconds', help: 'Latency', buckets: [...LATENCY_BUCKETS],
+      registers: [theirs] });
+    // on a bound, between bounds, past the last bound, zero
+    for (const [amount, count] of [[0.05, 3], [0.0123, 1], [400, 2], [0, 5], [0.001, 1], [0.0501, 4]]) {
+      counted.observeMany(amount, count);
+      for (let i = 0; i < count; i++) reference.observe(amount);
+    }
+    counted.observe(0.2);
+    reference.observe(0.2);
+    const exposition = async (registry) => (await registry.metrics()).split('\n').filter((l) => !l.includes('_sum'))
+      .map((line) => line.replace(/le="([^"+]+)"/, (_, le) => `le="${Number(le)}"`)); // 1.0 is 1
+    assert.deepEqual(await exposition(ours), await exposition(theirs));
+    assert.ok((await exposition(ours)).includes('lat_seconds_bucket{le="0.05"} 10'));
+    assert.ok((await exposition(ours)).includes('lat_seconds_count 17'));
+    const sum = (await ours.metrics()).match(/^lat_seconds_sum (\S+)$/m)[1];
+    assert.ok(Math.abs(Number(sum) - 800.5637) < 1e-9, sum); // a product instead of a sum of count terms
+  });
+
+  it('takes a million frames in one call', async () => {
+    const metrics = createMetrics();
+    const start = performance.now();
+    for (let i = 0; i < 1000; i++) metrics.delivery_latency.observeMany(0.02, 1000);
+    assert.ok(performance.now() - start < 100);
+    assert.match(await metrics.registry.metrics(), /^telemetry_gateway_delivery_latency_seconds_count 1000000$/m);
+  });
+
+  it('reset() forgets the observations', async () => {
+    const metrics = createMetrics();
+    metrics.delivery_latency.observeMany(1, 3);
+    metrics.registry.resetMetrics();
+    assert.match(await metrics.registry.metrics(), /^telemetry_gateway_delivery_latency_seconds_count 0$/m);
+  });
+});
+
+/** GET http://127.0.0.1:port<path>: {status, type, body}. */
+function get(port, path, method = 'GET') {
+  return new Promise((resolve, reject) => {
+    http.request({ host: '127.0.0.1', port, path, method }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk) => { body += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode, type: response.headers['content-type'], body }));
+    }).on('error', reject).end();
+  });
+}
+
+describe('the /metrics endpoint', () => {
+  it('HOST:PORT splits at its last colon; an empty host is every IPv4 interface', () => {
+    assert.deepEqual(parseListen('127.0.0.1:9108'), { host: '127.0.0.1', port: 9108 });
+    assert.deepEqual(parseListen(':9108'), { host: '0.0.0.0', port: 9108 });
+    assert.deepEqual(parseListen('::1:9108'), { host: '::1', port: 9108 });
+  });
+
+  it('serves the registry at /metrics, 404 elsewhere', async () => {
+    const metrics = used();
+    const server = await startMetricsServer('127.0.0.1:0', metrics.registry);
+    try {
+      const scraped = await get(server.port, '/metrics');
+      assert.equal(scraped.status, 200);
+      assert.equal(scraped.type, 'text/plain; version=0.0.4; charset=utf-8');
+      assert.equal(scraped.body, await metrics.registry.metrics());
+      assert.equal((await get(server.port, '/metrics?name[]=x')).status, 200);
+      assert.equal((await get(server.port, '/')).status, 404);
+      assert.equal((await get(server.port, '/metrics/x')).status, 404);
+      assert.equal((await get(server.port, '/metrics', 'POST')).status, 405);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an empty host listens on every interface', async () => {
+    const server = await startMetricsServer(':0', createMetrics().registry);
+    try {
+      assert.equal((await get(server.port, '/metrics')).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a port in use is a rejection that says where and why', async () => {
+    const first = await startMetricsServer('127.0.0.1:0', createMetrics().registry);
+    try {
+      await assert.rejects(startMetricsServer(`127.0.0.1:${first.port}`, createMetrics().registry), (error) => {
+        assert.match(error.message, new RegExp(`^cannot serve metrics on 127\\.0\\.0\\.1:${first.port}: .*EADDRINUSE`));
+        assert.equal(error.code, 'EADDRINUSE');
+        return true;
+      });
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('close() does not wait for a keep-alive scraper', async () => {
+    const server = await startMetricsServer('127.0.0.1:0', createMetrics().registry);
+    const agent = new http.Agent({ keepAlive: true });
+    await new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: server.port, path: '/metrics', agent }, (response) => {
+        response.resume().on('end', resolve);
+      }).on('error', reject);
+    });
+    await server.close(); // would hang until the agent's socket timed out
+    agent.destroy();
+  });
+});

@@ -1,0 +1,464 @@
+// The SQLite spool on a real file (gateway/python/tests/test_spool.py and test_spool_schema.py, ported): commit,
+// take, acknowledge, reopen, the size cap, the format, a really full disk (a small tmpfs, root only), and spools
+// written by the Python gateway read here and the reverse (when the project's venv is there).
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, unlinkSync,
+  writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, it } from 'node:test';
+
+import Database from 'better-sqlite3';
+
+import { unpackValues } from '../src/reading-values.js';
+import { FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from '../src/spool.js';
+import { SCHEMA_SQL, formatVersion } from '../src/spool-schema.js';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const PYTHON = `${REPO}.venv/bin/python`;
+const NO_PYTHON = existsSync(PYTHON) ? false : `no ${PYTHON} (make setup makes it): cross-gateway spools not checked`;
+const NOT_ROOT = process.getuid() === 0 ? false : 'mounting a tmpfs for the full-disk tests needs root';
+
+const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) => {
+  const i = start + k;
+  return newFrame(source, 1_000 + i, 2_000 + i, [['temp_in', i + 0.5], ['light', i]]);
+});
+const columns = (f) => [f.source, f.ts_ms, f.received_ms, f.metrics, f.vals.toString('hex')];
+const valuesOf = (f) => unpackValues(f.metrics, f.vals);
+
+let scratch = [];
+afterEach(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  scratch = [];
+});
+function tmpPath(name = 's.sqlite') {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-test-'));
+  scratch.push(dir);
+  return join(dir, name);
+}
+
+/** Runs fn(folder) on a real 8 MiB tmpfs (ENOSPC from the kernel, not a size cap), unmounted afterwards. */
+function withSmallTmpfs(fn) {
+  const base = mkdtempSync(join(tmpdir(), 'spool-disk-'));
+  const mount = join(base, 'small-disk');
+  mkdirSync(mount);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', mount]);
+  try {
+    fn(mount);
+  } finally {
+    spawnSync('umount', ['-l', mount]);
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+/** Writes to a file in folder until the disk refuses (ENOSPC); returns it. Called again, it takes what was freed. */
+function fillDisk(folder) {
+  const filler = join(folder, 'filler');
+  const fd = openSync(filler, 'a');
+  try {
+    for (const size of [65536, 512]) {
+      const chunk = Buffer.alloc(size);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (error) {
+        if (size === 65536) assert.equal(error.code, 'ENOSPC');
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return filler;
+}
+
+function python(script, ...args) {
+  const run = spawnSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout);
+}
+
+describe('spool', () => {
+  it('commits, takes, acknowledges and reopens', () => {
+    const path = tmpPath();
+    const spool = new Spool(path);
+    spool.commit(frames(5), []);
+    const taken = spool.take(0, 3);
+    assert.deepEqual(taken.map((f) => f.ts_ms), [1000, 1001, 1002]);
+    assert.deepEqual(valuesOf(taken[0]), [['temp_in', 0.5], ['light', 0]]);
+    assert.deepEqual(Object.keys(taken[0]), ['id', 'source', 'ts_ms', 'received_ms', 'metrics', 'vals']);
+    assert.ok(Buffer.isBuffer(taken[0].vals));
+    assert.deepEqual(spool.take(taken.at(-1).id, 10).map((f) => f.ts_ms), [1003, 1004]);
+    spool.commit([], [[taken[0].id, taken.at(-1).id]]);
+    assert.equal(spool.depth, 2);
+    spool.close();
+
+    const reopened = new Spool(path);
+    assert.equal(reopened.depth, 2);
+    assert.deepEqual(reopened.take(0, 10).map((f) => f.ts_ms), [1003, 1004]);
+    reopened.close();
+    const plain = new Database(path);
+    assert.equal(plain.pragma('journal_mode', { simple: true }), 'wal');
+    plain.close();
+  });
+
+  for (const count of [1, 7, 8, 41, 128, 169, 300]) {
+    it(`stores a group of ${count} whole and takes it back in order`, () => {
+      const spool = new Spool(tmpPath());
+      spool.commit(frames(2), []);
+      spool.commit(frames(count, 2, 'a-b_C9'), []);
+      const taken = spool.take(0, count + 10);
+      assert.equal(spool.depth, count + 2);
+      assert.equal(taken.length, count + 2);
+      assert.deepEqual(taken.map((f) => f.id), [...new Set(taken.map((f) => f.id))].sort((a, b) => a - b));
+      assert.deepEqual(taken.map((f) => [f.source, f.ts_ms, f.received_ms, valuesOf(f)]),
+        Array.from({ length: count + 2 }, (_, i) => [i < 2 ? 'G' : 'a-b_C9', 1_000 + i, 2_000 + i,
+          [['temp_in', i + 0.5], ['light', i]]]));
+      assert.deepEqual(spool.take(taken[count - 1].id, 2), taken.slice(count));
+      assert.deepEqual(spool.take(taken.at(-1).id, 5), []);
+      spool.close();
+    });
+  }
+
+  it('gives ids that only grow, even after the spool emptied', () => {
+    const spool = new Spool(tmpPath());
+    spool.commit(frames(3), []);
+    const last = spool.take(0, 10).at(-1).id;
+    spool.commit([], [[0, last]]);
+    spool.commit(frames(1, 3), []);
+    assert.ok(spool.take(last, 10)[0].id > last);
+    spool.close();
+  });
+
+  it('keeps its depth when an unknown id is acknowledged', () => {
+    const spool = new Spool(tmpPath());
+    spool.commit(frames(2), []);
+    spool.commit([], [[999, 1005]]);
+    assert.equal(spool.depth, 2);
+    spool.close();
+  });
+
+  it('pauses reading at the cap; SQLite refuses only past the headroom', () => {
+    const spool = new Spool(tmpPath(), { maxBytes: 64 * 1024 });
+    assert.equal(spool.room(), null);
+    for (let group = 0; spool.room() === null; group++) spool.commit(frames(50, group * 50), []);
+    assert.equal(spool.room(), 'cap');
+    assert.ok(spool.usedBytes() >= 64 * 1024);
+    const atCap = spool.depth;
+    spool.commit(frames(500, 10 ** 5), []); // what was read before the pause still fits: the headroom
+    assert.equal(spool.depth, atCap + 500);
+    assert.throws(() => {
+      for (let i = 0; i < 1000; i++) spool.commit(frames(500, 2 * 10 ** 5 + i * 500), []);
+    }, (error) => error instanceof SpoolFull && error.capReached === true);
+    const depth = spool.depth;
+    assert.ok(depth > 0);
+    assert.equal(spool.take(0, 10 ** 6).length, depth); // the failed commit left nothing half-written
+    assert.equal(spool.dropOldest(depth - 10), depth - 10);
+    assert.equal(spool.room(), null); // freed pages count as room and are reused
+    spool.commit(frames(50, 10 ** 6), []);
+    assert.equal(spool.depth, 60);
+    spool.close();
+  });
+
+  it('lets a shutdown keep what was read: liftCap', () => {
+    const spool = new Spool(tmpPath(), { maxBytes: 64 * 1024 });
+    assert.throws(() => {
+      for (let i = 0; i < 1000; i++) spool.commit(frames(500, i * 500), []);
+    }, SpoolFull);
+    const depth = spool.depth;
+    spool.liftCap();
+    spool.commit(frames(500, 10 ** 6), []);
+    assert.equal(spool.depth, depth + 500);
+    spool.close();
+  });
+
+  it('keeps a reserve file of allocated blocks beside the spool', () => {
+    const spool = new Spool(tmpPath());
+    const stats = statSync(spool.reservePath);
+    assert.equal(spool.reservePath, `${spool.path}.reserve`);
+    assert.equal(stats.size, RESERVE_BYTES);
+    assert.ok(stats.blocks * 512 >= RESERVE_BYTES); // allocated, not sparse
+    assert.equal(spool.diskLow, false);
+    assert.equal(spool.room(), null);
+    spool.close();
+  });
+
+  it('sets the pragmas of spool.md on both connections', () => {
+    for (const [fsync, synchronous] of [['batch', 2], ['interval', 1]]) {
+      const spool = new Spool(tmpPath(), { fsync });
+      for (const db of [spool._db, spool._reader]) {
+        assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+        assert.equal(db.pragma('synchronous', { simple: true }), synchronous);
+        assert.equal(db.pragma('busy_timeout', { simple: true }), 5000);
+        assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0);
+        assert.equal(db.pragma('journal_size_limit', { simple: true }), 1 << 20);
+      }
+      assert.equal(spool._db.pragma('max_page_count', { simple: true }), (1 << 30) / 4096 + 1024);
+      spool.close();
+    }
+  });
+
+  it('keeps receipt stamps across a restart, the newest 1,000 sources', () => {
+    const path = tmpPath();
+    const spool = new Spool(path);
+    spool.commit(frames(1), [], new Map([['G', 5049]]));
+    spool.commit([], [], { H: 7000 });
+    spool.close();
+    const reopened = new Spool(path);
+    assert.deepEqual(reopened.lastReceiptStamps(), new Map([['H', 7000], ['G', 5049]]));
+    const many = new Map(Array.from({ length: 1005 }, (_, i) => [`s${i}`, 10_000 + i]));
+    reopened.commit([], [], many);
+    const kept = reopened.lastReceiptStamps();
+    assert.equal(kept.size, 1000);
+    assert.equal(kept.get('s1004'), 11_004);
+    assert.equal(kept.has('s4'), false);
+    assert.equal(kept.has('G'), false);
+    assert.deepEqual(reopened.lastReceiptStamps(3), new Map([['s1004', 11_004], ['s1003', 11_003], ['s1002', 11_002]]));
+    assert.equal(reopened._db.prepare('SELECT count(*) FROM receipt_stamps').pluck().get(), 3);
+    reopened.close();
+  });
+
+  it('converts a format 1 spool in place', () => {
+    const path = tmpPath('old.sqlite');
+    const old = new Database(path);
+    old.exec(`
+      CREATE TABLE frames (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, ts_ms INTEGER NOT NULL,
+                           received_ms INTEGER NOT NULL, vals TEXT NOT NULL);
+      CREATE TABLE receipt_stamps (source TEXT PRIMARY KEY, last_ts_ms INTEGER NOT NULL);
+      INSERT INTO frames VALUES (7, 'G', 1000, 1001, '[["temp_in",21.5],["light",3]]');
+      INSERT INTO receipt_stamps VALUES ('G', 1000);`);
+    old.close();
+    const spool = new Spool(path);
+    assert.deepEqual(spool.take(0, 10).map((f) => [f.id, f.source, f.ts_ms, f.received_ms, valuesOf(f)]),
+      [[7, 'G', 1000, 1001, [['temp_in', 21.5], ['light', 3]]]]);
+    assert.deepEqual(spool.lastReceiptStamps(), new Map([['G', 1000]]));
+    spool.close();
+    const plain = new Database(path);
+    assert.equal(plain.pragma('user_version', { simple: true }), FORMAT_VERSION);
+    assert.deepEqual(plain.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'frames%'").pluck().all(),
+      ['frames']);
+    plain.close();
+  });
+
+  it('refuses a spool from a newer gateway', () => {
+    const path = tmpPath('new.sqlite');
+    const newer = new Database(path);
+    newer.pragma(`user_version = ${FORMAT_VERSION + 1}`);
+    newer.close();
+    assert.throws(() => new Spool(path), (error) => error instanceof SpoolFormatError
+      && error.message === `${path} is spool format ${FORMAT_VERSION + 1}; this gateway reads up to `
+        + `${FORMAT_VERSION}: upgrade the gateway or move the file away`);
+  });
+
+  it('never checkpoints in a commit; checkpoint() copies the whole WAL', () => {
+    // SQLite's automatic checkpoint would run inside the commit that crosses 1,000 WAL pages; here only
+    // checkpoint() does, from its own connection.
+    const path = tmpPath();
+    const spool = new Spool(path);
+    for (let group = 0; group < 300; group++) spool.commit(frames(100, group * 100), []);
+    assert.ok(statSync(`${path}-wal`).size / 4096 > 1_000);
+    const [inWal, copied] = spool.checkpoint();
+    assert.ok(inWal > 1_000);
+    assert.equal(copied, inWal);
+    spool.commit(frames(1, 30_000), []); // a commit after a complete checkpoint starts the WAL over
+    assert.ok(spool.checkpoint()[0] < 10);
+    assert.equal(spool.depth, 30_001);
+    spool.close();
+  });
+});
+
+describe('spool schema', () => {
+  const layout = (db) => [db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").all(),
+    db.pragma('user_version', { simple: true })];
+
+  it('a new spool is exactly the contract\'s schema', () => {
+    const path = tmpPath('gateway.sqlite');
+    new Spool(path).close();
+    const gateway = new Database(path);
+    const plain = new Database(tmpPath('plain.sqlite'));
+    plain.exec(SCHEMA_SQL);
+    assert.deepEqual(layout(gateway), layout(plain));
+    assert.equal(layout(plain)[1], FORMAT_VERSION);
+    assert.ok(FORMAT_VERSION > 0);
+    gateway.close();
+    plain.close();
+  });
+
+  it('the format version is the script\'s user_version; an unfinished script is refused', () => {
+    const script = "-- a comment; with a semicolon\nCREATE TABLE a (x TEXT DEFAULT ';');\nPRAGMA user_version = 7;\n";
+    assert.equal(formatVersion(script), 7);
+    assert.throws(() => formatVersion(`${script}CREATE TABLE b (y`), /incomplete input/);
+  });
+});
+
+describe('a really full disk', { skip: NOT_ROOT }, () => {
+  it('keeps what was read and still drains', () => withSmallTmpfs((disk) => {
+    const path = join(disk, 'spool.sqlite');
+    const spool = new Spool(path);
+    assert.equal(spool.diskLow, false);
+    const filler = fillDisk(disk);
+    const committed = [];
+    for (let i = 0; i < 10_000 && !spool.diskLow; i++) { // commits go on into the reserve's room
+      const group = frames(20, i * 20);
+      spool.commit(group, []);
+      committed.push(...group);
+    }
+    assert.equal(spool.diskLow, true);
+    assert.equal(spool.room(), 'disk');
+    assert.equal(existsSync(spool.reservePath), false);
+    for (let i = 0; i < 3; i++) { // the reads the inputs held when reading paused
+      const group = frames(40, 10 ** 6 + i * 40);
+      spool.commit(group, []);
+      committed.push(...group);
+    }
+    spool.close(); // its checkpoint may fail on the full disk: the WAL keeps the frames
+
+    const reopened = new Spool(path); // a restart on the still-full disk
+    const taken = reopened.take(0, 10 ** 6);
+    assert.deepEqual(taken.map(columns), committed.map(columns));
+    reopened.commit([], [[taken[0].id, taken.at(-1).id]]); // acknowledged frames still leave the spool
+    assert.equal(reopened.depth, 0);
+    assert.equal(reopened.room(), 'disk');
+    unlinkSync(filler);
+    assert.equal(reopened.room(), null);
+    assert.equal(statSync(reopened.reservePath).size, RESERVE_BYTES);
+    reopened.close();
+  }));
+
+  it('leaves nothing half-written when the disk refuses a commit', () => withSmallTmpfs((disk) => {
+    const spool = new Spool(join(disk, 'spool.sqlite'));
+    fillDisk(disk);
+    let stored = 0;
+    assert.throws(() => { // into the reserve's room, then refused once that is used up too
+      for (let i = 0; i < 10_000; i++) {
+        spool.commit(frames(20, i * 20), []);
+        stored += 20;
+      }
+    }, (error) => error instanceof SpoolFull && error.capReached === false);
+    assert.equal(spool.room(), 'disk');
+    assert.equal(spool.depth, stored);
+    assert.equal(spool.take(0, 10 ** 6).length, stored);
+    spool.close();
+  }));
+
+  it('gives up the reserve before opening on a low disk', () => withSmallTmpfs((disk) => {
+    const path = join(disk, 'spool.sqlite');
+    const spool = new Spool(path);
+    spool.commit(frames(10), []);
+    spool.close();
+    assert.equal(existsSync(`${path}.reserve`), true);
+    fillDisk(disk);
+    const reopened = new Spool(path);
+    assert.equal(existsSync(reopened.reservePath), false);
+    assert.equal(reopened.diskLow, true);
+    assert.equal(reopened.depth, 10);
+    reopened.close();
+  }));
+
+  it('drains in steps on a disk that stays full', () => withSmallTmpfs((disk) => {
+    // No reserve left and 128 KiB free: deleting every acknowledged frame in one transaction needs megabytes of
+    // WAL, so the commit deletes them a few pages at a time instead.
+    const path = join(disk, 'spool.sqlite');
+    let spool = new Spool(path);
+    for (let i = 0; i < 60; i++) spool.commit(frames(1000, i * 1000), []);
+    assert.ok(spool.usedBytes() > 2 << 20);
+    spool.close();
+    spool = new Spool(path);
+    unlinkSync(spool.reservePath);
+    const filler = fillDisk(disk);
+    truncateSync(filler, statSync(filler).size - (128 << 10));
+    const taken = spool.take(0, 10 ** 6);
+    const everything = [[taken[0].id, taken.at(-1).id]];
+    assert.throws(() => spool._commitOnce([], everything, null), SpoolFull); // the one big transaction does not fit
+    spool.commit([], everything);
+    assert.equal(spool.depth, 0);
+    assert.deepEqual(spool.take(0, 10), []);
+    assert.throws(() => spool.commit(frames(5000, 10 ** 6), []), SpoolFull); // new frames wait; acked ones go
+    spool.close();
+    const reopened = new Spool(path);
+    assert.equal(reopened.depth, 0);
+    reopened.close();
+  }));
+});
+
+describe('spools of the Python gateway', { skip: NO_PYTHON }, () => {
+  // Prints a spool as Python's Spool takes it: rows (vals in hex), receipt stamps, column types, schema.
+  const DUMP = `
+def dump(spool, path):
+    import json, sqlite3
+    rows = [[f.id, f.source, f.ts_ms, f.received_ms, f.metrics, f.vals.hex()] for f in spool.take(0, 10**6)]
+    stamps = spool.last_receipt_stamps()
+    depth = spool.depth
+    spool.close()
+    db = sqlite3.connect(path)
+    types = db.execute("SELECT DISTINCT typeof(id), typeof(source), typeof(ts_ms), typeof(received_ms), "
+                       "typeof(metrics), typeof(vals) FROM frames").fetchall()
+    schema = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    print(json.dumps({"rows": rows, "stamps": list(stamps.items()), "depth": depth, "types": types,
+                      "schema": schema, "version": version}))
+`;
+  const nodeView = (path) => {
+    const spool = new Spool(path);
+    const view = {
+      rows: spool.take(0, 10 ** 6).map((f) => [f.id, f.source, f.ts_ms, f.received_ms, f.metrics,
+        f.vals.toString('hex')]),
+      stamps: [...spool.lastReceiptStamps()],
+      depth: spool.depth,
+    };
+    spool.close();
+    const db = new Database(path);
+    view.types = db.prepare('SELECT DISTINCT typeof(id), typeof(source), typeof(ts_ms), typeof(received_ms), '
+      + 'typeof(metrics), typeof(vals) FROM frames').raw().all();
+    view.schema = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").raw().all();
+    view.version = db.pragma('user_version', { simple: true });
+    db.close();
+    return view;
+  };
+  const ODD = '[["zero", -0.0], ["nan", float("nan")], ["big", 1.7976931348623157e308], ["tiny", 5e-324]]';
+  const oddValues = [['zero', -0], ['nan', NaN], ['big', Number.MAX_VALUE], ['tiny', Number.MIN_VALUE]];
+
+  it('reads a spool the Python gateway wrote, row for row', () => {
+    const path = tmpPath('python.sqlite');
+    const python_ = python(`${DUMP}
+import sys
+from telemetry_gateway.spool import NewFrame, Spool
+spool = Spool(sys.argv[1])
+many = tuple((f"m{i}", i / 7) for i in range(40))
+spool.commit([NewFrame.of("G", 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i)))) for i in range(300)]
+             + [NewFrame.of("room-1", 5_000, 5_001, tuple(${ODD})), NewFrame.of("many", 6_000, 6_001, many)],
+             [], {"G": 1_299, "room-1": 5_000})
+first = spool.take(0, 5)
+spool.commit([], [(first[0].id, first[-1].id)])
+spool.close()
+dump(Spool(sys.argv[1]), sys.argv[1])
+`, path);
+    assert.equal(python_.rows.length, 297);
+    assert.deepEqual(nodeView(path), python_);
+    const spool = new Spool(path); // and it goes on where Python left off
+    spool.commit(frames(1, 0, 'N'), []);
+    assert.equal(spool.take(python_.rows.at(-1)[0], 10)[0].id, python_.rows.at(-1)[0] + 1);
+    spool.close();
+  });
+
+  it('writes a spool the Python gateway reads, row for row', () => {
+    const path = tmpPath('node.sqlite');
+    const spool = new Spool(path);
+    const many = Array.from({ length: 40 }, (_, i) => [`m${i}`, i / 7]);
+    spool.commit([...frames(300), newFrame('room-1', 5_000, 5_001, oddValues), newFrame('many', 6_000, 6_001, many)],
+      [], new Map([['G', 1_299], ['room-1', 5_000]]));
+    const first = spool.take(0, 5);
+    spool.commit([], [[first[0].id, first.at(-1).id]]);
+    spool.close();
+    const node = nodeView(path);
+    assert.equal(node.rows.length, 297);
+    assert.deepEqual(node.types, [['integer', 'text', 'integer', 'integer', 'text', 'blob']]);
+    const python_ = python(`${DUMP}
+import sys
+from telemetry_gateway.spool import Spool
+dump(Spool(sys.argv[1]), sys.argv[1])
+`, path);
+    assert.deepEqual(python_, node);
+  });
+});
