@@ -11,18 +11,20 @@
 // spool was emptied. Frames go in by multi-row INSERTs of a few fixed sizes (one statement step per 128 frames).
 //
 // Room: the cap (maxBytes) is where reading pauses (room() says "cap"); SQLite's own max_page_count sits a
-// headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool:
-// when a commit finds the disk full the reserve is given up and the commit retried, so what was read is kept,
-// acknowledged frames can still be deleted, and a restart can open the spool; reading stays paused (room() says
-// "disk") until the disk has room for the reserve again plus a margin. A low disk also has the WAL checkpointed
-// and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it restarts).
+// headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool,
+// given up in two parts: when a commit of new frames finds the disk full, all but DRAIN_RESERVE_BYTES of it goes
+// and the commit is retried, so what was read is kept; the rest goes only to delete acknowledged frames or to open
+// the spool, so a spool on a disk that stays full still drains, even after a restart. Reading stays paused
+// (room() says "disk") until the disk has room for the whole reserve again plus a margin. A low disk also has the
+// WAL checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it
+// restarts).
 //
 // Durability (fsync): "batch" is synchronous=FULL, each group commit fsynced before its frames count as
 // spooled; "interval" is synchronous=NORMAL, commits reach the OS at once and are fsynced by the checkpoint the
 // service runs every fsync_interval_ms (SQLite syncs the WAL before it copies it).
 
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, rmSync, statSync, statfsSync, unlinkSync,
-  writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, rmSync, statSync, statfsSync, truncateSync,
+  unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -32,6 +34,8 @@ import { FORMAT_VERSION, SCHEMA_SQL } from './spool-schema.js';
 
 export { FORMAT_VERSION };
 export const RESERVE_BYTES = 1 << 20;
+// The reserve's last part: WAL room for deleting acknowledged frames (in steps), never given to new frames.
+export const DRAIN_RESERVE_BYTES = 256 << 10;
 export const ROOM_MARGIN_BYTES = 1 << 20; // free beyond the reserve before reading resumes: not a flutter
 export const DISK_FULL_BYTES = 1 << 20; // a refused commit with less than this free was refused by the disk
 // Above the cap, for frames read before reading paused: the inputs' credits, a few 16 KiB reads each.
@@ -136,10 +140,17 @@ export class Spool {
     this.path = String(path);
     this.reservePath = `${this.path}.reserve`;
     mkdirSync(dirname(this.path), { recursive: true });
-    if (this._diskFree() < RESERVE_BYTES + ROOM_MARGIN_BYTES) {
-      rmSync(this.reservePath, { force: true }); // opening (the WAL index, a first write) may need room
-    }
     const synchronous = fsync === 'batch' ? 'FULL' : 'NORMAL';
+    try {
+      this._connectAndOpen(synchronous, maxBytes);
+    } catch (error) {
+      // Opening (the WAL index, a first write) needed room: the reserve's first part, or its last.
+      if (!isDiskError(error) || !(this._releaseReserve(DRAIN_RESERVE_BYTES) || this._releaseReserve(0))) throw error;
+      this._connectAndOpen(synchronous, maxBytes);
+    }
+  }
+
+  _connectAndOpen(synchronous, maxBytes) {
     this._db = connect(this.path, synchronous);
     try {
       this._open(synchronous, maxBytes);
@@ -242,12 +253,15 @@ export class Spool {
       this._commitOnce(frames, acked, stamps);
     } catch (error) {
       if (!(error instanceof SpoolFull) || error.capReached) throw error;
-      if (!this._releaseReserve()) {
-        this._deleteInSteps(acked);
-        if (frames.length > 0 || stamps.length > 0) throw error;
+      if (this._releaseReserve(frames.length ? DRAIN_RESERVE_BYTES : 0)) {
+        this._commitOnce(frames, acked, stamps);
         return;
       }
-      this._commitOnce(frames, acked, stamps);
+      if (acked.length) {
+        this._releaseReserve(0);
+        this._deleteInSteps(acked);
+      }
+      if (frames.length > 0 || stamps.length > 0) throw error;
     }
   }
 
@@ -348,11 +362,13 @@ export class Spool {
     }
   }
 
-  /** Gives the reserve's room to the spool; false if there was none. */
-  _releaseReserve() {
+  /** Gives the reserve's room beyond keep bytes to the spool; false if there was none. */
+  _releaseReserve(keep) {
     this.diskLow = true;
     try {
-      unlinkSync(this.reservePath);
+      if (statSync(this.reservePath).size <= keep) return false;
+      if (keep) truncateSync(this.reservePath, keep);
+      else unlinkSync(this.reservePath);
     } catch (error) {
       if (error.code === 'ENOENT') return false;
       throw error;

@@ -18,11 +18,12 @@ one JSON row avoided its steps too, but cost more than it saved (file replay -5 
 
 Room: the cap (max_bytes) is where reading pauses (room() says "cap"); SQLite's own max_page_count sits a
 headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool
-(RESERVE_BYTES, preallocated): when a commit finds the disk full the reserve is given up and the commit retried, so
-what was read is kept, acknowledged frames can still be deleted, and a restart can open the spool; reading stays
-paused (room() says "disk") until the disk has room for the reserve again plus a margin. A low disk also has the
-WAL checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it
-restarts).
+(RESERVE_BYTES, preallocated), given up in two parts: when a commit of new frames finds the disk full, all but
+DRAIN_RESERVE_BYTES of it goes and the commit is retried, so what was read is kept; the rest goes only to delete
+acknowledged frames or to open the spool, so a spool on a disk that stays full still drains, even after a restart.
+Reading stays paused (room() says "disk") until the disk has room for the whole reserve again plus a margin. A
+low disk also has the WAL checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit
+trims it only when it restarts).
 
 Durability ("fsync" policy):
 - batch: synchronous=FULL; each group commit is fsynced before the frames count as spooled. A power cut loses
@@ -46,6 +47,7 @@ from .reading_values import pack_values, unpack_values
 from .spool_schema import FORMAT_VERSION, STATEMENTS
 
 RESERVE_BYTES = 1 << 20
+DRAIN_RESERVE_BYTES = 256 << 10  # the reserve's last part: WAL room for deleting acknowledged frames (in steps)
 ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: room for a while, not a flutter
 DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the disk was refused by the disk
 # Above the cap, for frames read before reading paused: the inputs' credits (inputs.py), a few 16 KiB reads each.
@@ -103,8 +105,25 @@ class Spool:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.reserve_path = self.path.with_name(self.path.name + ".reserve")
-        if self._disk_free() < RESERVE_BYTES + ROOM_MARGIN_BYTES:
-            self.reserve_path.unlink(missing_ok=True)  # opening (the WAL index, a first write) may need room
+        try:
+            self._open(fsync)
+        except sqlite3.OperationalError as error:
+            if not _no_room(str(error)) or not (self._release_reserve(keep=DRAIN_RESERVE_BYTES)
+                                                or self._release_reserve(keep=0)):
+                raise
+            self._open(fsync)  # opening (the WAL index, a first write) needed room: a part of the reserve
+        self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._reader_lock = threading.Lock()
+        self._checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._checkpointer_lock = threading.Lock()
+        # The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
+        self._cap_pages = max(16, max_bytes // self._page_size)
+        self._max_pages = self._cap_pages + CAP_HEADROOM // self._page_size
+        self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
+        self.depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
+        self.disk_low = not self._keep_reserve()
+
+    def _open(self, fsync: str) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # Nothing below writes to a spool that is already set up, so it opens on a full disk.
@@ -124,16 +143,6 @@ class Spool:
         if self._db.execute("PRAGMA user_version").fetchone()[0] != FORMAT_VERSION:
             self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         self._page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
-        self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._reader_lock = threading.Lock()
-        self._checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._checkpointer_lock = threading.Lock()
-        # The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
-        self._cap_pages = max(16, max_bytes // self._page_size)
-        self._max_pages = self._cap_pages + CAP_HEADROOM // self._page_size
-        self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
-        self.depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
-        self.disk_low = not self._keep_reserve()
 
     def _upgrade_format(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -190,12 +199,14 @@ class Spool:
             except SpoolFull as full:
                 if full.cap_reached:
                     raise
-                if not self._release_reserve():
-                    self._delete_in_steps(acked)
-                    if frames or receipt_stamps:
-                        raise
+                if self._release_reserve(keep=DRAIN_RESERVE_BYTES if frames else 0):
+                    self._commit_once(frames, acked, receipt_stamps)
                     return
-                self._commit_once(frames, acked, receipt_stamps)
+                if acked:
+                    self._release_reserve(keep=0)
+                    self._delete_in_steps(acked)
+                if frames or receipt_stamps:
+                    raise
 
     def _delete_in_steps(self, acked: list[tuple[int, int]]) -> None:
         """On a disk with no room left, deletes acknowledged frames a few pages at a time, cutting the WAL back
@@ -230,7 +241,7 @@ class Spool:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             message = str(error)
-            if isinstance(error, OSError) or "full" in message or "disk I/O" in message:
+            if isinstance(error, OSError) or _no_room(message):
                 raise SpoolFull(message, cap_reached=self._disk_free() >= DISK_FULL_BYTES) from error
             raise
         self.depth += len(frames) - deleted
@@ -301,11 +312,16 @@ class Spool:
             self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return busy == 0
 
-    def _release_reserve(self) -> bool:
-        """Gives the reserve's room to the spool; False if there was none."""
+    def _release_reserve(self, keep: int) -> bool:
+        """Gives the reserve's room beyond keep bytes to the spool; False if there was none."""
         self.disk_low = True
         try:
-            self.reserve_path.unlink()
+            if self.reserve_path.stat().st_size <= keep:
+                return False
+            if keep:
+                os.truncate(self.reserve_path, keep)
+            else:
+                self.reserve_path.unlink()
         except FileNotFoundError:
             return False
         return True
@@ -346,3 +362,8 @@ class Spool:
                 pass  # e.g. a full disk: the WAL keeps the frames and is checkpointed at the next start
             finally:
                 self._db.close()
+
+
+def _no_room(message: str) -> bool:
+    """Whether SQLite's error says the disk (or the spool's page limit) had no room."""
+    return "full" in message or "disk I/O" in message

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import fill_disk
 
-from telemetry_gateway.spool import FORMAT_VERSION, RESERVE_BYTES, NewFrame, Spool, SpoolFormatError, SpoolFull
+from telemetry_gateway.spool import DRAIN_RESERVE_BYTES, FORMAT_VERSION, RESERVE_BYTES, NewFrame, Spool, SpoolFormatError, SpoolFull
 
 
 def frames(n, start=0, source="G"):
@@ -175,7 +175,9 @@ def test_a_really_full_disk_keeps_what_was_read_and_still_drains(small_tmpfs):
         committed += group
         if spool.disk_low:
             break
-    assert spool.disk_low and spool.room() == "disk" and not spool.reserve_path.exists()
+    # the reserve's first part went to the frames; its last part is kept for deleting acknowledged frames
+    assert spool.disk_low and spool.room() == "disk"
+    assert spool.reserve_path.stat().st_size == DRAIN_RESERVE_BYTES
     for i in range(3):  # the reads the inputs held when reading paused
         group = frames(40, start=10**6 + i * 40)
         spool.commit(group, [])
@@ -227,3 +229,29 @@ def test_a_disk_that_stays_full_still_drains_in_steps(small_tmpfs):
         spool.commit(frames(5000, start=10**6), [])
     spool.close()
     assert Spool(path).depth == 0
+
+
+def test_a_restart_on_a_disk_that_stayed_full_still_drains(small_tmpfs):
+    """The disk filled while Cassandra was away and stays full across a restart: new frames are refused (they wait
+    in the port), but the reserve's last part, never given to new frames, lets acknowledged frames leave."""
+    path = small_tmpfs / "spool.sqlite"
+    spool = Spool(path)
+    spool.commit(frames(600), [])
+    fill_disk(small_tmpfs)
+    start = 600
+    with pytest.raises(SpoolFull):
+        for start in range(600, 10**6, 5):  # into the reserve's first part, until the disk refuses
+            spool.commit(frames(5, start=start), [])
+            fill_disk(small_tmpfs)  # whatever the spool gives back (its WAL) is taken at once
+    spool.close()
+    fill_disk(small_tmpfs)
+
+    spool = Spool(path)
+    with pytest.raises(SpoolFull):
+        spool.commit(frames(161, start=10**6), [])
+    taken = spool.take(0, 10**6)
+    assert len(taken) == spool.depth > 600
+    with pytest.raises(SpoolFull):  # the new frames still wait; the acknowledged ones leave
+        spool.commit(frames(161, start=10**6), [(taken[0].id, taken[-1].id)])
+    assert spool.depth == 0 and spool.room() == "disk"
+    spool.close()
