@@ -39,7 +39,7 @@ def pytest_generate_tests(metafunc):
     if os.environ.get("GATEWAY_COMMAND"):
         names = ["command"]
     else:
-        names = os.environ.get("CONFORMANCE_GATEWAYS", "python").split(",")
+        names = os.environ.get("CONFORMANCE_GATEWAYS", "python,node").split(",")
     metafunc.parametrize("gateway_implementation", names, indirect=True)
 
 

@@ -44,9 +44,9 @@ function file(name, text) {
 
 describe('usage errors exit 2, as argparse\'s', () => {
   const cases = [
-    [[], 'usage: telemetry-gateway-node [-h] {run,check} ...\ntelemetry-gateway-node: error: the following '
+    [[], 'usage: telemetry-gateway-node [-h] {run,check,decode} ...\ntelemetry-gateway-node: error: the following '
       + 'arguments are required: command\n'],
-    [['foo'], "telemetry-gateway-node: error: argument command: invalid choice: 'foo' (choose from 'run', 'check')\n"],
+    [['foo'], "telemetry-gateway-node: error: argument command: invalid choice: 'foo' (choose from 'run', 'check', 'decode')\n"],
     [['check', '--bogus', 'x'], 'telemetry-gateway-node: error: unrecognized arguments: --bogus x\n'],
     [['check', '--input', 'x'], 'telemetry-gateway-node: error: unrecognized arguments: --input x\n'],
     [['check', '--port'], 'telemetry-gateway-node check: error: argument --port: expected one argument\n'],
@@ -67,7 +67,7 @@ describe('usage errors exit 2, as argparse\'s', () => {
   it('the command does the same as a process', () => {
     const done = gateway(['check', '--bogus']);
     assert.equal(done.status, 2);
-    assert.ok(done.stderr.startsWith('usage: telemetry-gateway-node [-h] {run,check} ...\n'), done.stderr);
+    assert.ok(done.stderr.startsWith('usage: telemetry-gateway-node [-h] {run,check,decode} ...\n'), done.stderr);
     assert.ok(done.stderr.endsWith('telemetry-gateway-node: error: unrecognized arguments: --bogus\n'), done.stderr);
   });
 
