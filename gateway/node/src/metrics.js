@@ -13,7 +13,7 @@ const { Counter, Gauge, Registry } = client;
 
 /** metrics.json's families by name, read at load time from the contract beside this package. */
 export const FAMILIES = new Map(
-  JSON.parse(readFileSync(new URL('../../contract/metrics.json', import.meta.url), 'utf8')).metrics
+  JSON.parse(readFileSync(new URL('../contract/metrics.json', import.meta.url), 'utf8')).metrics
     .map((family) => [family.name, family]),
 );
 export const PREFIX = 'telemetry_gateway_';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import Database from 'better-sqlite3';
 
-export const SPOOL_SQL_PATH = fileURLToPath(new URL('../../contract/spool.sql', import.meta.url));
+export const SPOOL_SQL_PATH = fileURLToPath(new URL('../contract/spool.sql', import.meta.url));
 
 /** The script's PRAGMA user_version, or the error SQLite gives for it (an unfinished statement among them). */
 export function formatVersion(script) {

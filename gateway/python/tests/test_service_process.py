@@ -69,16 +69,24 @@ def test_bad_config_exits_2_with_the_key(tmp_path):
                                      f"interval, not 'never' (in {config})")
 
 
-def test_unit_file_verifies(tmp_path):
+@pytest.mark.parametrize("unit_name", ["telemetry-gateway.service", "telemetry-gateway-node.service"])
+def test_unit_file_verifies(tmp_path, unit_name):
     # `make setup` installs it (Debian's systemd package): absent means the set-up is broken, not a reason to skip.
     assert shutil.which("systemd-analyze"), "systemd-analyze is missing: run `make setup` (apt-get install systemd)"
-    unit = (ROOT / "deploy" / "pi" / "telemetry-gateway.service").read_text()
+    unit = (ROOT / "deploy" / "pi" / unit_name).read_text()
     executable = shutil.which("telemetry-gateway", path=str(Path(sys.executable).parent))
-    local = tmp_path / "telemetry-gateway.service"
-    local.write_text(unit.replace("/opt/telemetry-gateway/venv/bin/telemetry-gateway", executable))
+    node_command = f"{shutil.which('node')} {ROOT / 'gateway' / 'node' / 'bin' / 'telemetry-gateway-node'}"
+    local = tmp_path / unit_name
+    local.write_text(unit.replace("/opt/telemetry-gateway/venv/bin/telemetry-gateway", executable)
+                     .replace("/usr/bin/node /opt/telemetry-gateway-node/bin/telemetry-gateway-node", node_command))
+    assert "/opt/" not in local.read_text().split("ExecStart=")[1].split("\n")[0]
     result = subprocess.run(["systemd-analyze", "verify", str(local)], capture_output=True, text=True, timeout=60)
-    problems = [line for line in result.stderr.splitlines() if "telemetry-gateway.service" in line]
+    problems = [line for line in result.stderr.splitlines() if unit_name in line]
     assert result.returncode == 0 and not problems, result.stderr
+    if "node" in unit_name:  # the gateway notifies through a child process, and V8 needs W+X memory
+        settings = [line for line in unit.splitlines() if not line.startswith("#")]
+        assert "NotifyAccess=all" in settings
+        assert not [line for line in settings if line.startswith("MemoryDenyWriteExecute=")]
 
 
 @pytest.mark.parametrize("policy", ["pause", "drop_oldest"])
