@@ -6,6 +6,7 @@ machine can each have a node; give each its own CASSANDRA_STATE_DIR and CASSANDR
 
 import errno
 import os
+import shlex
 import subprocess
 import uuid
 from pathlib import Path
@@ -15,6 +16,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
 from telemetry_cassandra import cluster_from_env
 
+from harness import GATEWAY_COMMANDS
+
 ROOT = Path(__file__).resolve().parent
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
@@ -22,12 +25,8 @@ NODE = os.environ.get("TELEMETRY_TEST_NODE", "1")
 HOST = f"127.0.0.{NODE}"
 
 
-# Every gateway implementation the conformance scenarios run against (gateway/conformance). GATEWAY_COMMAND runs
-# them against that one command instead; CONFORMANCE_GATEWAYS=python (or node) against one of these.
-GATEWAY_COMMANDS = {
-    "python": str(ROOT / ".venv" / "bin" / "telemetry-gateway"),
-    "node": str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node"),
-}
+# The conformance scenarios run once per gateway of harness.GATEWAY_COMMANDS. GATEWAY_COMMAND runs them against that
+# one command instead; CONFORMANCE_GATEWAYS=python (or node) against one of these.
 CONFORMANCE = ROOT / "gateway" / "conformance"
 
 
@@ -48,7 +47,7 @@ def gateway_implementation(request, monkeypatch):
     """The gateway a conformance scenario drives (harness.gateway_command() reads GATEWAY_COMMAND)."""
     name = getattr(request, "param", None)
     if name in GATEWAY_COMMANDS:
-        monkeypatch.setenv("GATEWAY_COMMAND", GATEWAY_COMMANDS[name])
+        monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(GATEWAY_COMMANDS[name]))
     return name
 
 

@@ -1,5 +1,5 @@
-"""One gateway process under test, started from GATEWAY_COMMAND: its rows written (from /metrics), CPU and peak
-memory, sampled while it runs."""
+"""One gateway process under test (any implementation: gateway_commands): its rows written (from /metrics), CPU
+and peak memory, sampled while it runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from typing import Callable
 
 from bench_settings import KEYSPACE, WORK
-from harness_tools import gateway_command
+from gateway_commands import Gateway
 from process_usage import cpu_seconds, peak_rss_kb
 from prometheus_samples import metrics
 
@@ -18,12 +18,12 @@ ROWS_WRITTEN = "telemetry_gateway_rows_written_total"
 
 
 class GatewayRun:
-    """`<GATEWAY_COMMAND> run` on the bench keyspace with its metrics on port; its log in WORK."""
+    """`<gateway's command> run` on the bench keyspace with its metrics on port; its log in WORK."""
 
-    def __init__(self, args: list[str], port: int, env: dict | None = None) -> None:
+    def __init__(self, gateway: Gateway, args: list[str], port: int, env: dict | None = None) -> None:
         self.port = port
-        self.log = WORK / f"gateway-{port}.log"
-        self.process = subprocess.Popen([*gateway_command(), "run", "--keyspace", KEYSPACE, "--metrics-listen",
+        self.log = WORK / f"gateway-{gateway.name}-{port}.log"
+        self.process = subprocess.Popen([*gateway.command, "run", "--keyspace", KEYSPACE, "--metrics-listen",
                                          f"127.0.0.1:{port}", *args], stdout=subprocess.DEVNULL,
                                         stderr=open(self.log, "w"),
                                         env={**os.environ, **(env or {})})
@@ -43,14 +43,20 @@ class GatewayRun:
         return m
 
     def watch(self, until: Callable[[dict[str, float]], bool], timeout: float = 900) -> dict[str, float]:
-        """Samples every 0.25 s until until(metrics) holds or the process ends; returns the last metrics."""
+        """Samples every 0.25 s until until(metrics) holds or the process ends; returns the last metrics. Raises
+        SystemExit, with the process ended, when it failed (a non-zero exit) or did not get there in time."""
         deadline = time.monotonic() + timeout
         last = {}
         while time.monotonic() < deadline:
             last = self.sample() or last
-            if until(last) or self.process.poll() is not None:
+            if until(last):
+                return last
+            if self.process.poll() is not None:
+                if self.process.returncode != 0:
+                    raise SystemExit(f"bench: the gateway exited with {self.process.returncode}; see {self.log}")
                 return last
             time.sleep(0.25)
+        self.stop()
         raise SystemExit(f"bench: gave up after {timeout} s; see {self.log}")
 
     def rate(self) -> float:
@@ -66,4 +72,8 @@ class GatewayRun:
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=60)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

@@ -5,23 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench_keyspace import clean_slate
+from gateway_commands import Gateway
 from gateway_runs import DELIVERY, bench_file, steady_latency
 from machine_state import machine_state
 
 
-def compare(variant: dict[str, str], repeat: int, frames_file: Path, latency_seconds: int, sources: int) -> None:
+def compare(gateway: Gateway, variant: dict[str, str], repeat: int, frames_file: Path, latency_seconds: int,
+            sources: int) -> None:
     """This VM drifts within minutes, so only neighbouring runs compare: file replay rate and steady latency of
     each, alternated `repeat` times."""
     label = " ".join(f"{k}={v}" for k, v in variant.items())
-    print(f"comparing the defaults with {label}, {repeat} alternations; machine state: {machine_state()}\n")
+    print(f"comparing the defaults of the {gateway.name} gateway with {label}, {repeat} alternations; "
+          f"machine state: {machine_state()}\n")
     ratios: list[tuple[float, float]] = []
     for i in range(repeat):
         figures = []
         for env in ({}, variant):
             clean_slate()
-            rate = bench_file(frames_file, env).rate()
+            rate = bench_file(gateway, frames_file, env).rate()
             clean_slate()
-            _, ms = steady_latency(latency_seconds, sources, env)
+            _, ms = steady_latency(gateway, latency_seconds, sources, env)
             p50, p99 = ms(DELIVERY, 0.5), ms(DELIVERY, 0.99)
             figures.append((rate, p99))
             print(f"  {i + 1}. {'variant ' if env else 'defaults'}  file replay {rate:>9,.0f} rows/s   1,000 fr/s: "

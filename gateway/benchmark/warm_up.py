@@ -5,6 +5,7 @@ from __future__ import annotations
 from bench_keyspace import clean_slate
 from bench_settings import ROWS_PER_FRAME
 from board_input import frames_file
+from gateway_commands import Gateway
 from gateway_runs import bench_file
 from process_usage import cassandra_pid, cpu_seconds, jit_cpu_seconds
 
@@ -12,7 +13,7 @@ WARMUP_ROUNDS_MAX = 12
 JIT_SETTLED = 0.10  # share of Cassandra's CPU spent by its JIT compilers in a round, below which it counts as warm
 
 
-def warm_up(frames: int, sources: int) -> list[tuple[float, float, float]]:
+def warm_up(gateway: Gateway, frames: int, sources: int) -> list[tuple[float, float, float]]:
     """Replays `frames` frames, unmeasured, until Cassandra's JIT compilers are nearly idle. After a restart
     they took 41-55% of its CPU over the first 2M rows here, then 16, 16 and 10% over the next three 400k-row
     rounds. Cassandra's CPU per row is no signal of that, as it also falls with the rate (paced batches: 16.5 µs a
@@ -23,7 +24,7 @@ def warm_up(frames: int, sources: int) -> list[tuple[float, float, float]]:
         clean_slate()
         pid = cassandra_pid()
         cpu, jit = cpu_seconds(pid), jit_cpu_seconds(pid)
-        rate = bench_file(path).rate()
+        rate = bench_file(gateway, path).rate()
         cpu, jit = cpu_seconds(pid) - cpu, jit_cpu_seconds(pid) - jit
         rounds.append((rate, cpu / (frames * ROWS_PER_FRAME) * 1e6, jit / max(cpu, 1e-9)))
         if rounds[-1][2] < JIT_SETTLED:

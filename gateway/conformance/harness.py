@@ -31,7 +31,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from telemetry_board_sim import encode_frame
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_COMMAND = str(ROOT / ".venv" / "bin" / "telemetry-gateway")
+# Every gateway implementation by name: the conformance scenarios run once per gateway (conftest.py) and the
+# benchmark puts them side by side (gateway/benchmark). GATEWAY_COMMAND names any other one.
+GATEWAY_COMMANDS = {
+    "python": [str(ROOT / ".venv" / "bin" / "telemetry-gateway")],
+    "node": [str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node")],
+}
+DEFAULT_COMMAND = GATEWAY_COMMANDS["python"][0]
 
 
 def gateway_command() -> list[str]:

@@ -5,12 +5,12 @@ gateway comes after the first one's last stamp. Allowed loss: none."""
 
 from __future__ import annotations
 
+import shlex
 import time
 
 import pytest
 
-from conftest import GATEWAY_COMMANDS
-from harness import Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
+from harness import GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
 from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
@@ -28,7 +28,7 @@ def test_a_spool_one_gateway_wrote_is_drained_by_the_other(tmp_path, keyspace, c
     board = Board(tmp_path / "ttyUSB0")
     gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node)
     gateways.append(gateway)
-    monkeypatch.setenv("GATEWAY_COMMAND", GATEWAY_COMMANDS[writer])
+    monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(GATEWAY_COMMANDS[writer]))
     gateway.start(TELEMETRY_CASSANDRA_PORT="1")  # nothing listens there: every frame stays in the spool
     stream, count = Stream("X-1"), 300
     t_base = int(time.time() * 1000) - HOUR_MS
@@ -39,7 +39,7 @@ def test_a_spool_one_gateway_wrote_is_drained_by_the_other(tmp_path, keyspace, c
     spooled = dict(gateway.spooled_rows())  # frame number: (ts_ms, received_ms)
     assert len(spooled) == count
 
-    monkeypatch.setenv("GATEWAY_COMMAND", GATEWAY_COMMANDS[drainer])
+    monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(GATEWAY_COMMANDS[drainer]))
     gateway.start()
     last_stamp = max(ts for n, (ts, _received) in spooled.items() if n % 3 == 0)
     board.write(stream.frame(count + 1, **values_of(count + 1)))  # stamped on receipt by the second gateway
