@@ -121,7 +121,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     }
   }
 
-  notifier.notify('STOPPING=1');
+  const stopping = notifier.notify('STOPPING=1'); // sent by a child: awaited before the process exits
   event('info', 'gateway_stopping', { spooled_frames: spool.depth });
   await Promise.all(inputs.map((input) => input.stop()));
   const deadline = performance.now() + INPUTS_DRAIN_MS;
@@ -133,6 +133,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   spool.close();
   if (server !== null) await server.close();
   event('info', 'gateway_stopped', { spooled_frames: spool.depth });
+  await stopping;
   process.off('SIGTERM', requestStop);
   process.off('SIGINT', requestStop);
   return 0;
