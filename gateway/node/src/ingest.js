@@ -47,6 +47,7 @@ export class Ingest {
     this.immediate = null;
     this.stopDeadline = null;
     this.stopped = null; // resolves once a stop has committed everything handed over
+    this.syncing = 0; // fsyncs awaited before credits go back
     this.heartbeat = performance.now();
   }
 
@@ -117,9 +118,8 @@ export class Ingest {
       }
     }
     if (this.pendingCredits.length && this.pending.length === 0) {
-      this.withheld.push(...this.pendingCredits);
+      this.returnWhenDurable(this.pendingCredits);
       this.pendingCredits = [];
-      this.nextRoomCheck = 0;
     }
     if (this.withheld.length && now >= this.nextRoomCheck) {
       this.nextRoomCheck = now + ROOM_CHECK_MS;
@@ -130,11 +130,27 @@ export class Ingest {
     }
     if (this.pending.length || this.queue.length || this.acked.length) {
       this.schedule();
-    } else if (stopping) {
+    } else if (stopping && this.syncing === 0) {
       this.finishStop();
     } else if (this.withheld.length) {
       this.schedule(ROOM_CHECK_MS);
     }
+  }
+
+  /** The credits of committed reads go back (through the room check) once their frames are on the disk. */
+  returnWhenDurable(credits) {
+    this.syncing += 1;
+    this.spool.whenDurable().then(() => {
+      this.syncing -= 1;
+      this.withheld.push(...credits);
+      this.nextRoomCheck = 0;
+      this.schedule();
+    }, (error) => { // the disk failed the fsync: reading stays paused for these reads; tried again
+      this.syncing -= 1;
+      this.log.event('error', 'spool_sync_failed', { error: String(error.message).slice(0, 160),
+        action: 'retrying; reading waits' });
+      setTimeout(() => this.returnWhenDurable(credits), RETRY_MS);
+    });
   }
 
   finishStop() {

@@ -7,14 +7,14 @@
 // the same key, so a write may be repeated); the driver then routes a batch by its first row's partition key.
 //
 // Parameter values are chosen so that the driver writes exactly the bytes of the Python gateway, prepared or not:
-// - readings `value` (CQL double): the reading's 8 bytes as the spool stores them (a Buffer goes out as it is),
-//   as Python sends them; no double → number → double round trip per row;
+// - readings rows: every value in wire form already (readingsBatch), the double as the spool stores it;
 // - timestamps (CQL timestamp): a Date (ms since the epoch, UTC);
 // - days (CQL date): the driver's LocalDate, made from the UTC day (timestamps.js utcDay); never a Date, whose day
 //   the driver takes in local time;
 // - USING TIMESTAMP (CQL bigint): a Long (latest-rows.js), exact past 2^53 µs.
 
 import { DOUBLE_BYTES, metricNames } from './reading-values.js';
+import { utcDayNumber } from './timestamps.js';
 
 /** The CQL texts, identical to the Python gateway's (cassandra_session.prepare). */
 export const CQL = Object.freeze({
@@ -28,20 +28,55 @@ export const CQL = Object.freeze({
 
 const HOUR_MS = 3_600_000;
 
+// Metric names as their UTF-8 bytes: a few names, each encoded once (bounded like the metric-layout cache).
+const METRIC_BYTES = new Map();
+const METRIC_BYTES_MAX = 10_000;
+
+function metricBytes(name) {
+  let bytes = METRIC_BYTES.get(name);
+  if (bytes === undefined) {
+    if (METRIC_BYTES.size >= METRIC_BYTES_MAX) METRIC_BYTES.clear();
+    bytes = Buffer.from(name, 'utf8');
+    METRIC_BYTES.set(name, bytes);
+  }
+  return bytes;
+}
+
+/** A CQL timestamp's 8 bytes: signed ms since the epoch, big-endian. */
+function timestampBytes(ms) {
+  const bytes = Buffer.allocUnsafe(8);
+  const high = Math.floor(ms / 2 ** 32);
+  bytes.writeInt32BE(high, 0);
+  bytes.writeUInt32BE(ms - high * 2 ** 32, 4);
+  return bytes;
+}
+
+/** A CQL date's 4 bytes: days since the epoch, offset by 2^31. */
+function dateBytes(dayNumber) {
+  const bytes = Buffer.allocUnsafe(4);
+  bytes.writeUInt32BE(dayNumber + 2 ** 31, 0);
+  return bytes;
+}
+
 /**
  * The `readings` rows of a ReadingBatch (write-plan.js) as one UNLOGGED batch: a row per value, frames in order,
- * each frame's values in its metrics' order. Params: [source, day, metric, ts, value].
+ * each frame's values in its metrics' order. Params: [source, day, metric, ts, value], each already in its wire
+ * form (a Buffer goes out as it is): the source and day once per batch, a metric once per name, the timestamp once
+ * per frame, the value as the spool stores it. The driver's per-value conversions (a Date to a Long, text to
+ * UTF-8, a LocalDate) cost more than the rest of a row's encoding.
  */
 export function readingsBatch(batch) {
-  const { source, day } = batch;
+  const source = Buffer.from(batch.source, 'utf8');
   const queries = [];
+  let day = null;
   for (const frame of batch.frames) {
-    const ts = new Date(frame.ts_ms);
+    day ??= dateBytes(utcDayNumber(frame.ts_ms)); // every frame of a batch is on its day
+    const ts = timestampBytes(frame.ts_ms);
     const { vals } = frame;
     const names = metricNames(frame.metrics);
     for (let i = 0; i < names.length; i++) {
       const value = vals.subarray(i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES);
-      queries.push({ query: CQL.reading, params: [source, day, names[i], ts, value] });
+      queries.push({ query: CQL.reading, params: [source, day, metricBytes(names[i]), ts, value] });
     }
   }
   return { queries, logged: false };

@@ -130,6 +130,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   await ingest.stop();
   clearInterval(checkpoints);
   metrics.spool_frames.set(spool.depth);
+  await spool.whenDurable();
   spool.close();
   if (server !== null) await server.close();
   event('info', 'gateway_stopped', { spooled_frames: spool.depth });

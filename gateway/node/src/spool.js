@@ -19,9 +19,10 @@
 // WAL checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it
 // restarts).
 //
-// Durability (fsync): "batch" is synchronous=FULL, each group commit fsynced before its frames count as
-// spooled; "interval" is synchronous=NORMAL, commits reach the OS at once and are fsynced by the checkpoint the
-// service runs every fsync_interval_ms (SQLite syncs the WAL before it copies it).
+// Durability (fsync): "batch" is synchronous=NORMAL plus an fsync of the WAL after each commit, off the event
+// loop (wal-sync.js: whenDurable()), before the commit's frames count as spooled: synchronous=FULL's promise;
+// "interval" is synchronous=NORMAL, commits reach the OS at once and are fsynced by the checkpoint the service
+// runs every fsync_interval_ms (SQLite syncs the WAL before it copies it).
 
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, rmSync, statSync, statfsSync, truncateSync,
   unlinkSync, writeSync } from 'node:fs';
@@ -30,6 +31,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
 import { packValues } from './reading-values.js';
+import { WalSync } from './wal-sync.js';
 import { FORMAT_VERSION, SCHEMA_SQL } from './spool-schema.js';
 
 export { FORMAT_VERSION };
@@ -140,7 +142,9 @@ export class Spool {
     this.path = String(path);
     this.reservePath = `${this.path}.reserve`;
     mkdirSync(dirname(this.path), { recursive: true });
-    const synchronous = fsync === 'batch' ? 'FULL' : 'NORMAL';
+    const synchronous = 'NORMAL'; // "batch" adds an fsync of the WAL after each commit: whenDurable()
+    /** With fsync "batch": commits are durable once whenDurable() resolves; null with "interval". */
+    this.walSync = fsync === 'batch' ? new WalSync(`${this.path}-wal`) : null;
     try {
       this._connectAndOpen(synchronous, maxBytes);
     } catch (error) {
@@ -397,7 +401,14 @@ export class Spool {
     return [log, checkpointed];
   }
 
+  /** Resolves once every commit so far is on the disk (fsync "batch"; at once with "interval"). */
+  whenDurable() {
+    return this.walSync === null ? Promise.resolve() : this.walSync.whenDurable();
+  }
+
+  /** Call once whenDurable() has resolved (no fsync running). */
   close() {
+    this.walSync?.close();
     this._reader.close();
     try {
       this._db.pragma('wal_checkpoint(TRUNCATE)');

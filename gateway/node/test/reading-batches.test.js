@@ -13,7 +13,7 @@ import cassandra from 'cassandra-driver';
 import { latestBatches } from '../src/latest-rows.js';
 import { CQL, dayChangesBatch, readingsBatch, sourceDayRequest } from '../src/reading-batches.js';
 import { packValues } from '../src/reading-values.js';
-import { utcDay } from '../src/timestamps.js';
+import { utcDay, utcDayNumber } from '../src/timestamps.js';
 import { LatestRow, planWrites } from '../src/write-plan.js';
 
 const { Encoder } = cassandra;
@@ -88,10 +88,12 @@ describe('readingsBatch', () => {
     assert.equal(statement.queries.length, batch.rows);
     assert.ok(statement.queries.every(({ query }) => query === CQL.reading));
     const rows = statement.queries.map(({ params: [source, day, metric, ts, value] }) =>
-      [source, String(day), metric, ts.getTime(), value.readDoubleBE(0)]);
-    assert.deepEqual(rows, [['G', '2024-03-31', 'temp_in', TS, 11.77], ['G', '2024-03-31', 'light', TS, -0],
-      ['G', '2024-03-31', 'temp_in', TS + 1, 1e300], ['G', '2024-03-31', 'humidity', TS + 1, -3.25],
-      ['G', '2024-03-31', 'light', TS + 1, 57]]);
+      [source.toString(), day.readUInt32BE(0) - 2 ** 31, metric.toString(), Number(ts.readBigInt64BE(0)),
+        value.readDoubleBE(0)]);
+    const day = utcDayNumber(TS);
+    assert.deepEqual(rows, [['G', day, 'temp_in', TS, 11.77], ['G', day, 'light', TS, -0],
+      ['G', day, 'temp_in', TS + 1, 1e300], ['G', day, 'humidity', TS + 1, -3.25], ['G', day, 'light', TS + 1, 57]]);
+    assert.equal(String(utcDay(TS)), '2024-03-31');
     assert.ok(Object.is(rows[1][4], -0));
   });
 

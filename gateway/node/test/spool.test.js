@@ -186,7 +186,7 @@ describe('spool', () => {
   });
 
   it('sets the pragmas of spool.md on both connections', () => {
-    for (const [fsync, synchronous] of [['batch', 2], ['interval', 1]]) {
+    for (const [fsync, synchronous] of [['batch', 1], ['interval', 1]]) { // batch: NORMAL + WalSync's fsync
       const spool = new Spool(tmpPath(), { fsync });
       for (const db of [spool._db, spool._reader]) {
         assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
@@ -489,3 +489,27 @@ dump(Spool(sys.argv[1]), sys.argv[1])
     assert.deepEqual(python_, node);
   });
 });
+
+describe('fsync "batch"', () => {
+  it('makes commits durable with an fsync of the WAL off the event loop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spool-sync-'));
+    try {
+      const spool = new Spool(join(dir, 'spool.sqlite'));
+      spool.commit(frames(10), []);
+      let durable = false;
+      const synced = spool.whenDurable().then(() => { durable = true; });
+      assert.equal(durable, false); // the fsync runs in the thread pool: the caller goes on meanwhile
+      await synced;
+      assert.equal(durable, true);
+      await Promise.all([spool.whenDurable(), spool.whenDurable()]); // calls during an fsync share the next one
+      spool.close();
+      const interval = new Spool(join(dir, 'interval.sqlite'), { fsync: 'interval' });
+      assert.equal(interval.walSync, null);
+      await interval.whenDurable();
+      interval.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
