@@ -34,10 +34,10 @@ def test_unit_file_verifies(tmp_path, unit_name):
     assert shutil.which("systemd-analyze"), "systemd-analyze is missing: run `make setup` (apt-get install systemd)"
     unit = (ROOT / "deploy" / "pi" / unit_name).read_text()
     executable = shutil.which("telemetry-gateway", path=str(Path(sys.executable).parent))
-    node_command = f"{shutil.which('node')} {ROOT / 'gateway' / 'node' / 'bin' / 'telemetry-gateway-node'}"
+    node_command = str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node")
     local = tmp_path / unit_name
     local.write_text(unit.replace("/opt/telemetry-gateway/venv/bin/telemetry-gateway", executable)
-                     .replace("/usr/bin/node /opt/telemetry-gateway-node/bin/telemetry-gateway-node", node_command))
+                     .replace("/opt/telemetry-gateway-node/bin/telemetry-gateway-node", node_command))
     assert "/opt/" not in local.read_text().split("ExecStart=")[1].split("\n")[0]
     result = subprocess.run(["systemd-analyze", "verify", str(local)], capture_output=True, text=True, timeout=60)
     problems = [line for line in result.stderr.splitlines() if unit_name in line]

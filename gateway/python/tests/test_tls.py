@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
 GATEWAY = shutil.which("telemetry-gateway", path=str(Path(sys.executable).parent))
+NODE_GATEWAY = str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node")
 NODE, HOST = "3", "127.0.0.3"
 STATE = ROOT / ".state" / "cassandra-tls"  # jars fetched once; node3's data is wiped at each start of the module
 KEYSPACE = "telemetry_tls"
@@ -157,14 +158,14 @@ def mutual_tls(node):
 
 
 def gateway(tmp_path: Path, command: str, *args: str, ca: Path | None = None, cert: Path | None = None,
-            key: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+            key: Path | None = None, timeout: float = 60, executable: str = GATEWAY) -> subprocess.CompletedProcess:
     config = tmp_path / "gateway.toml"
     config.write_text("")  # every setting from the environment, nothing from /etc
     tls = {"TELEMETRY_CASSANDRA_TLS_CA": str(ca or ""), "TELEMETRY_CASSANDRA_TLS_CERT": str(cert or ""),
            "TELEMETRY_CASSANDRA_TLS_KEY": str(key or "")}
     env = clean_env(TELEMETRY_CASSANDRA_HOSTS=HOST, TELEMETRY_CASSANDRA_KEYSPACE=KEYSPACE,
                     TELEMETRY_METRICS_LISTEN="", TELEMETRY_SPOOL_PATH=str(tmp_path / "spool.sqlite"), **tls)
-    return subprocess.run([GATEWAY, command, "--config", str(config), *args], env=env, capture_output=True,
+    return subprocess.run([executable, command, "--config", str(config), *args], env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -209,6 +210,17 @@ def assert_refused_by_the_node(problem: str, alert: str) -> None:
     connection is a race (about half each here): the failure is the alert or an EOF, both at the TLS layer."""
     assert alert in problem or "SSLEOFError(8, 'EOF occurred in violation of protocol" in problem, problem
     assert "does the node require a client certificate (tls_cert/tls_key)" in problem  # whichever way it failed
+
+
+def test_the_node_gateway_verifies_the_nodes_certificate(server_tls, tmp_path):
+    # cassandra-driver (Node) does not verify certificates unless told to (rejectUnauthorized): the right CA
+    # passes, another CA's is refused, and plain CQL to a TLS-only node fails with the hint.
+    check_ok(gateway(tmp_path, "check", ca=server_tls.ca, executable=NODE_GATEWAY))
+    wrong = gateway(tmp_path, "check", ca=server_tls.wrong_ca, executable=NODE_GATEWAY)
+    assert wrong.returncode == 1 and "problem: cannot reach Cassandra at" in wrong.stderr, wrong.stderr
+    assert "certificate" in wrong.stderr and "Traceback" not in wrong.stderr, wrong.stderr
+    plain = gateway(tmp_path, "check", executable=NODE_GATEWAY)
+    assert plain.returncode == 1 and "problem: cannot reach Cassandra at" in plain.stderr, plain.stderr
 
 
 def test_client_auth_without_a_client_certificate_fails(mutual_tls, tmp_path):
@@ -257,7 +269,8 @@ def frame_values(path: Path) -> list[tuple[str, str, float]]:
     return values
 
 
-def test_run_over_mutual_tls_lands_the_rows(mutual_tls, tmp_path):
+@pytest.mark.parametrize("executable", [GATEWAY, NODE_GATEWAY], ids=["python", "node"])
+def test_run_over_mutual_tls_lands_the_rows(mutual_tls, tmp_path, executable):
     frames = tmp_path / "frames.txt"
     board = subprocess.run([sys.executable, "-m", "telemetry_board_sim", "--output", str(frames), "--sources", "2",
                             "--rate", "0", "--count", "20"], capture_output=True, text=True, timeout=60)
@@ -265,14 +278,22 @@ def test_run_over_mutual_tls_lands_the_rows(mutual_tls, tmp_path):
     expected = frame_values(frames)
     assert len(expected) == 80 and {source for source, _, _ in expected} == {"sim1", "sim2"}
 
+    profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([HOST]), request_timeout=30)
+    cluster = connect_cluster([HOST], tls_ca=str(mutual_tls.ca), tls_cert=str(mutual_tls.client_cert),
+                              tls_key=str(mutual_tls.client_key), execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    try:
+        session = cluster.connect(KEYSPACE)
+        for table in ("readings", "latest"):  # each gateway's run starts on empty tables
+            session.execute(f"TRUNCATE {table}", timeout=60)
+    finally:
+        cluster.shutdown()
     run = gateway(tmp_path, "run", "--input", str(frames), "--exit-when-drained", ca=mutual_tls.ca,
-                  cert=mutual_tls.client_cert, key=mutual_tls.client_key, timeout=120)
+                  cert=mutual_tls.client_cert, key=mutual_tls.client_key, timeout=120, executable=executable)
     log = run.stdout + run.stderr
     assert run.returncode == 0, log
     assert f"event=cassandra_connected keyspace={KEYSPACE}" in log and "event=inputs_done_and_spool_drained" in log
     assert "Traceback" not in log
 
-    profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([HOST]), request_timeout=30)
     cluster = connect_cluster([HOST], tls_ca=str(mutual_tls.ca), tls_cert=str(mutual_tls.client_cert),
                               tls_key=str(mutual_tls.client_key), execution_profiles={EXEC_PROFILE_DEFAULT: profile})
     try:
