@@ -52,3 +52,29 @@ def test_check_fails_clearly_without_cassandra(tmp_path):
     assert "serial port" in result.stderr and "does not exist" in result.stderr
     assert "cannot reach Cassandra at 127.0.0.1:1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_host_name_that_does_not_resolve_is_a_problem_not_a_crash(tmp_path):
+    """DNS may be down when a Pi boots: `check` reports it (exit 1), and `run` keeps retrying instead of dying."""
+    env = dict(os.environ, TELEMETRY_CASSANDRA_HOSTS="no-such-host.invalid", TELEMETRY_METRICS_LISTEN="")
+    check = subprocess.run([*gateway_command(), "check", "--spool", str(tmp_path / "spool.sqlite")], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "problem: cannot reach Cassandra at no-such-host.invalid:9042" in check.stderr
+    assert "Traceback" not in check.stderr and "    at " not in check.stderr
+    frames = tmp_path / "frames.txt"
+    frames.write_bytes(b"")
+    process = subprocess.Popen([*gateway_command(), "run", "--port", str(tmp_path / "absent-tty"),
+                                "--spool", str(tmp_path / "spool.sqlite")], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        time.sleep(3)
+        assert process.poll() is None, "the gateway exited instead of retrying"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = process.stdout.read().decode()
+    assert "event=cassandra_unreachable" in log and "Traceback" not in log and "stage_died" not in log, log
+

@@ -171,6 +171,10 @@ function checkTogether(config, origins) {
     const missing = cassandra.tls_cert ? 'cassandra.tls_key' : 'cassandra.tls_cert';
     throw new ConfigError(missing, 'together', 'tls_cert and tls_key go together', origins.get(missing) ?? '');
   }
+  if (cassandra.tls_cert && !cassandra.tls_ca) {
+    throw new ConfigError('cassandra.tls_ca', 'required', "a client certificate (tls_cert) needs tls_ca, the CA the "
+      + "node's certificate is verified against", origins.get('cassandra.tls_ca') ?? '');
+  }
 }
 
 /**

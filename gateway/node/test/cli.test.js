@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import cassandra from 'cassandra-driver';
 
-import { BackoffReconnectionPolicy, buildClient, CassandraSettingsError, CONSISTENCY, PROTOCOL_VERSION }
+import { BackoffReconnectionPolicy, buildClient, CONSISTENCY, PROTOCOL_VERSION }
   from '../src/cassandra-session.js';
 import { connectionHint, failureText } from '../src/check.js';
 import { configFrom, main, parseCommandLine } from '../src/cli.js';
@@ -240,8 +240,9 @@ describe('TLS', { skip: !HAVE_OPENSSL && 'openssl is not installed' }, () => {
     refused({ TELEMETRY_CASSANDRA_TLS_CA: file('garbage.crt', 'not a certificate\n') }, 'cassandra.tls_ca');
     refused({ TELEMETRY_CASSANDRA_TLS_CA: pki['ca.crt'], TELEMETRY_CASSANDRA_TLS_CERT: pki['node.crt'],
       TELEMETRY_CASSANDRA_TLS_KEY: pki['other.key'] }, 'cassandra.tls_cert'); // not that certificate's key
-    assert.throws(() => buildClient(config({ TELEMETRY_CASSANDRA_TLS_CERT: pki['other.crt'],
-      TELEMETRY_CASSANDRA_TLS_KEY: pki['other.key'] }).cassandra), CassandraSettingsError);
+    // a client certificate without tls_ca is refused when the config is read: a config error, exit 2
+    assert.throws(() => config({ TELEMETRY_CASSANDRA_TLS_CERT: pki['other.crt'],
+      TELEMETRY_CASSANDRA_TLS_KEY: pki['other.key'] }), { key: 'cassandra.tls_ca', rule: 'required' });
   });
 
   it('check reports a node whose certificate tls_ca did not sign, with the TLS hint', async () => {

@@ -51,6 +51,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from cassandra import UnresolvableContactPoints
+
     from .cassandra_session import build_cluster, schema_version
 
     config = config_from(args)
@@ -64,8 +66,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"serial   {port.path} @ {port.baud}{csv}: {'present' if os.path.exists(port.path) else 'MISSING'}")
         if not os.path.exists(port.path):
             problems.append(f"serial port {port.path} does not exist (unplugged, or a wrong name?)")
-    cluster = build_cluster(config.cassandra)
+    cluster = None
     try:
+        cluster = build_cluster(config.cassandra)  # raises for host names that do not resolve
         session = cluster.connect()
         tables = {r.table_name for r in session.execute(
             "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [config.cassandra.keyspace])}
@@ -79,10 +82,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             hosts = ", ".join(f"{h.endpoint} ({h.datacenter})" for h in cluster.metadata.all_hosts())
             print(f"cassandra {hosts}: keyspace {config.cassandra.keyspace}, schema version {version}")
     except Exception as error:
+        detail = ("no host name could be resolved (spelled right? DNS up?)"
+                  if isinstance(error, UnresolvableContactPoints) else str(error)[:300])
         problems.append(f"cannot reach Cassandra at {','.join(config.cassandra.hosts)}:{config.cassandra.port}: "
-                        f"{type(error).__name__}: {str(error)[:300]}{connection_hint(str(error), config)}")
+                        f"{type(error).__name__}: {detail}{connection_hint(str(error), config)}")
     finally:
-        cluster.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     print("check: OK" if not problems else f"check: {len(problems)} problem(s)")

@@ -178,6 +178,9 @@ def _check_together(config: Config, origins: Mapping[str, str]) -> None:
     if bool(cassandra.tls_cert) != bool(cassandra.tls_key):
         missing = "cassandra.tls_key" if cassandra.tls_cert else "cassandra.tls_cert"
         raise ConfigError(missing, "together", "tls_cert and tls_key go together", origins.get(missing, ""))
+    if cassandra.tls_cert and not cassandra.tls_ca:
+        raise ConfigError("cassandra.tls_ca", "required", "a client certificate (tls_cert) needs tls_ca, the CA the "
+                          "node's certificate is verified against", origins.get("cassandra.tls_ca", ""))
 
 
 def parse_config(data: Mapping[str, Any], env: Mapping[str, str] = os.environ,
@@ -236,6 +239,8 @@ def load_config(path: str | Path | None, env: Mapping[str, str] = os.environ,
             raise ConfigError("", "unreadable", f"cannot read config {path}: {error.strerror}") from None
         except tomllib.TOMLDecodeError as error:
             raise ConfigError("", "toml_syntax", f"config {path} is not valid TOML: {error}") from None
+        except UnicodeDecodeError:
+            raise ConfigError("", "toml_syntax", f"config {path} is not valid TOML: Not UTF-8 text") from None
     return parse_config(data, env, overrides, str(path) if path is not None else "")
 
 

@@ -108,13 +108,15 @@ class Sender:
 
     def _connect(self) -> bool:
         self._connect_attempts += 1
-        cluster = self._cluster_factory()
+        cluster = None
         try:
+            cluster = self._cluster_factory()  # raises for a host name that does not resolve (yet: DNS at boot)
             session = cluster.connect(self._keyspace)
             self._statements = prepare(session)
             self._reading_batches = ReadingBatchEncoder(session, self._statements.reading)
-        except Exception as error:  # unreachable, auth, schema missing: retried; the spool keeps the frames
-            cluster.shutdown()
+        except Exception as error:  # unresolvable, unreachable, auth, schema missing: retried; frames stay spooled
+            if cluster is not None:
+                cluster.shutdown()
             self._metrics.cassandra_up.set(0)
             self._log.event(logging.WARNING, "cassandra_unreachable", error=type(error).__name__,
                             detail=str(error)[:200], action="retrying; frames are kept in the spool")
