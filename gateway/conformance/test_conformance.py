@@ -76,14 +76,18 @@ def test_frames_through_a_pty_land_as_the_right_rows(db, setup):
         return rows if rows.get(("G", "temp_in")) == 12.0 and rows.get(("room-2", "temp")) == 21.25 else None
     wait_for(latest, 10, "latest to show the newest values")
     hour = datetime.fromtimestamp(before // 3_600_000 * 3600, timezone.utc)
-    changes = set()
-    for bucket in (hour, datetime.fromtimestamp(hour.timestamp() + 3600, timezone.utc)):  # the hour may turn
-        changes |= {(r.source, r.day) for r in session.execute(
-            "SELECT source, day FROM day_changes WHERE bucket = %s", [bucket])}
-    for source, t in (("room-2", explicit), ("G", stamped)):
-        day = datetime.fromtimestamp(t / 1000, timezone.utc).date()
+    written = {(source, datetime.fromtimestamp(t / 1000, timezone.utc).date())
+               for source, t in (("room-2", explicit), ("G", stamped))}
+
+    def changed():  # day_changes too are written within a second of the readings (before they leave the spool)
+        changes = set()
+        for bucket in (hour, datetime.fromtimestamp(hour.timestamp() + 3600, timezone.utc)):  # the hour may turn
+            changes |= {(r.source, r.day.date() if hasattr(r.day, "date") else r.day) for r in session.execute(
+                "SELECT source, day FROM day_changes WHERE bucket = %s", [bucket])}
+        return written <= changes
+    wait_for(changed, 10, "day_changes to name the partitions written")
+    for source, day in written:
         assert source in {r.source for r in session.execute("SELECT source FROM source_days WHERE day = %s", [day])}
-        assert (source, day) in {(s, d.date() if hasattr(d, "date") else d) for s, d in changes}
 
     wait_for(lambda: gateway.metric("telemetry_gateway_rejects_total", reason="bad_crc") == 1, 10, "bad_crc")
     assert gateway.metric("telemetry_gateway_rejects_total", reason="bad_value") == 1
