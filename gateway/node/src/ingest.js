@@ -48,7 +48,6 @@ export class Ingest {
     this.stopDeadline = null;
     this.stopped = null; // resolves once a stop has committed everything handed over
     this.syncing = 0; // fsyncs awaited before credits go back
-    this.heartbeat = performance.now();
   }
 
   /** One read's frames, from a reader: {frames, receivedMs, credits}. */
@@ -86,7 +85,7 @@ export class Ingest {
   }
 
   step() {
-    const now = this.heartbeat = performance.now();
+    const now = performance.now();
     const stopping = this.stopped !== null;
     if (this.pending.length === 0) {
       const [frames, credits] = this.collect();

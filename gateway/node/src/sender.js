@@ -127,7 +127,6 @@ export class Sender {
 
   async step(takeNew) {
     await this.wait(STEP_WAIT_MS);
-    this.heartbeat = performance.now();
     this.settle();
     const now = performance.now();
     this.pump.add(this.retries.due(now), true);
@@ -136,7 +135,7 @@ export class Sender {
       this.take();
       if (this.latest.size && now - this.latestFlushed >= FLUSH_MS) this.flushLatest();
     }
-    this.pump.send(this.client, this.keyspace);
+    this.pump.send(this.client);
   }
 
   take() {
@@ -165,7 +164,7 @@ export class Sender {
     const batches = latestBatches(this.latest.take());
     this.ledger.expect(batches.length);
     this.pump.add(batches.map((batch) => new Request(0, batch, null)));
-    this.pump.send(this.client, this.keyspace);
+    this.pump.send(this.client);
   }
 
   flushDayChanges() {

@@ -248,9 +248,9 @@ export class Spool {
   }
 
   /** One transaction: delete acknowledged frames (inclusive [first, last] id ranges), append new ones (from
-   * newFrame()), record the sources' last receipt stamps (Map or object source → ms). On a full disk the reserve
-   * is given up and the commit tried once more. Throws SpoolFull when there is no room; then nothing of it was
-   * written (on a disk with no reserve left, acknowledged frames are still deleted, in steps). */
+   * newFrame()), record the sources' last receipt stamps (Map or object source → ms). On a full disk a part of
+   * the reserve is given up and the commit tried once more. Throws SpoolFull when there is no room; then no new
+   * frame was written (acknowledged ones may have been deleted, in steps: deleting them again is harmless). */
   commit(frames, acked, receiptStamps = null) {
     const stamps = stampEntries(receiptStamps);
     try {

@@ -191,8 +191,9 @@ class Spool:
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                receipt_stamps: dict[str, int] | None = None) -> None:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
-        last receipt stamps. On a full disk the reserve is given up and the commit tried once more. Raises
-        SpoolFull when there is no room; then nothing of it was written."""
+        last receipt stamps. On a full disk a part of the reserve is given up and the commit tried once more.
+        Raises SpoolFull when there is no room; then no new frame was written (acknowledged ones may have been
+        deleted, in steps: deleting them again is harmless)."""
         with self._lock:
             try:
                 self._commit_once(frames, acked, receipt_stamps)
