@@ -13,7 +13,8 @@
 //   the driver takes in local time;
 // - USING TIMESTAMP (CQL bigint): a Long (latest-rows.js), exact past 2^53 µs.
 
-import { DOUBLE_BYTES, metricNames } from './reading-values.js';
+import { EncodedRows, encodedBatchItem } from './encoded-batch.js';
+import { metricNames } from './reading-values.js';
 import { utcDayNumber } from './timestamps.js';
 
 /** The CQL texts, identical to the Python gateway's (cassandra_session.prepare). */
@@ -28,16 +29,17 @@ export const CQL = Object.freeze({
 
 const HOUR_MS = 3_600_000;
 
-// Metric names as their UTF-8 bytes: a few names, each encoded once (bounded like the metric-layout cache).
-const METRIC_BYTES = new Map();
-const METRIC_BYTES_MAX = 10_000;
+// A frame layout's metric names as their UTF-8 bytes: a few layouts, each encoded once (bounded like the
+// metric-layout cache).
+const LAYOUT_BYTES = new Map();
+const LAYOUT_BYTES_MAX = 1024;
 
-function metricBytes(name) {
-  let bytes = METRIC_BYTES.get(name);
+function metricBytes(metrics) {
+  let bytes = LAYOUT_BYTES.get(metrics);
   if (bytes === undefined) {
-    if (METRIC_BYTES.size >= METRIC_BYTES_MAX) METRIC_BYTES.clear();
-    bytes = Buffer.from(name, 'utf8');
-    METRIC_BYTES.set(name, bytes);
+    if (LAYOUT_BYTES.size >= LAYOUT_BYTES_MAX) LAYOUT_BYTES.clear();
+    bytes = metricNames(metrics).map((name) => Buffer.from(name, 'utf8'));
+    LAYOUT_BYTES.set(metrics, bytes);
   }
   return bytes;
 }
@@ -60,26 +62,21 @@ function dateBytes(dayNumber) {
 
 /**
  * The `readings` rows of a ReadingBatch (write-plan.js) as one UNLOGGED batch: a row per value, frames in order,
- * each frame's values in its metrics' order. Params: [source, day, metric, ts, value], each already in its wire
- * form (a Buffer goes out as it is): the source and day once per batch, a metric once per name, the timestamp once
- * per frame, the value as the spool stores it. The driver's per-value conversions (a Date to a Long, text to
- * UTF-8, a LocalDate) cost more than the rest of a row's encoding.
+ * each frame's values in its metrics' order. Rows [source, day, metric, ts, value], each already in its wire form:
+ * the source and day once per batch, a metric once per name, the timestamp once per frame, the value as the spool
+ * stores it. The driver's per-value conversions (a Date to a Long, text to UTF-8, a LocalDate) cost more than the
+ * rest of a row's encoding. Sent as one item of EncodedRows (encoded-batch.js); `rows` are the batch's rows.
  */
 export function readingsBatch(batch) {
-  const source = Buffer.from(batch.source, 'utf8');
-  const queries = [];
-  let day = null;
-  for (const frame of batch.frames) {
-    day ??= dateBytes(utcDayNumber(frame.ts_ms)); // every frame of a batch is on its day
-    const ts = timestampBytes(frame.ts_ms);
-    const { vals } = frame;
-    const names = metricNames(frame.metrics);
-    for (let i = 0; i < names.length; i++) {
-      const value = vals.subarray(i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES);
-      queries.push({ query: CQL.reading, params: [source, day, metricBytes(names[i]), ts, value] });
-    }
+  const frames = new Array(batch.frames.length);
+  for (let i = 0; i < frames.length; i++) {
+    const { ts_ms: tsMs, vals, metrics } = batch.frames[i];
+    frames[i] = { ts: timestampBytes(tsMs), vals, metrics: metricBytes(metrics) };
   }
-  return { queries, logged: false };
+  // every frame of a batch is on its day
+  const rows = new EncodedRows(Buffer.from(batch.source, 'utf8'), dateBytes(utcDayNumber(batch.frames[0].ts_ms)),
+    frames);
+  return { queries: [encodedBatchItem(CQL.reading, rows)], logged: false, rows };
 }
 
 /** The `source_days` row saying that source has readings on day (a LocalDate). Params: [day, source]. */

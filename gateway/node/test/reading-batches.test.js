@@ -82,12 +82,16 @@ describe('readingsBatch', () => {
     frame(2, 'G', TS + 1, [['temp_in', 1e300], ['humidity', -3.25], ['light', 57.0]])];
   const [batch] = planWrites(frames, 250).batches;
   const statement = readingsBatch(batch);
+  const rowStatements = (s) => [...s.rows.rows()].map((params) => ({ query: CQL.reading, params }));
+  const queries = rowStatements(statement);
 
   it('is one UNLOGGED batch, a row per value: frames in order, values in their order', () => {
     assert.equal(statement.logged, false);
-    assert.equal(statement.queries.length, batch.rows);
-    assert.ok(statement.queries.every(({ query }) => query === CQL.reading));
-    const rows = statement.queries.map(({ params: [source, day, metric, ts, value] }) =>
+    assert.deepEqual(statement.queries.map(({ query }) => query), [CQL.reading]); // sent as one encoded item
+    assert.deepEqual(statement.queries[0].params, queries[0].params); // routed by the first row
+    assert.equal(statement.rows.count, batch.rows);
+    assert.equal(queries.length, batch.rows);
+    const rows = queries.map(({ params: [source, day, metric, ts, value] }) =>
       [source.toString(), day.readUInt32BE(0) - 2 ** 31, metric.toString(), Number(ts.readBigInt64BE(0)),
         value.readDoubleBE(0)]);
     const day = utcDayNumber(TS);
@@ -98,20 +102,20 @@ describe('readingsBatch', () => {
   });
 
   it("writes the Python gateway's bytes: text, date, text, timestamp (ms), the spool's double", () => {
-    assertWire(statement.queries[0], ['47', '80004d65', '74656d705f696e', '0000018e93f39d00', '40278a3d70a3d70a']);
-    assertWire(statement.queries[1], ['47', '80004d65', '6c69676874', '0000018e93f39d00', '8000000000000000']);
-    assertWire(statement.queries[2], ['47', '80004d65', '74656d705f696e', '0000018e93f39d01', '7e37e43c8800759c']);
+    assertWire(queries[0], ['47', '80004d65', '74656d705f696e', '0000018e93f39d00', '40278a3d70a3d70a']);
+    assertWire(queries[1], ['47', '80004d65', '6c69676874', '0000018e93f39d00', '8000000000000000']);
+    assertWire(queries[2], ['47', '80004d65', '74656d705f696e', '0000018e93f39d01', '7e37e43c8800759c']);
   });
 
   it("a value is the frame's 8 bytes, as stored", () => {
-    const values = statement.queries.map(({ params }) => params[4]);
+    const values = queries.map(({ params }) => params[4]);
     assert.ok(values.every((value) => Buffer.isBuffer(value) && value.length === 8));
     assert.deepEqual(Buffer.concat(values), Buffer.concat(frames.map((f) => f.vals)));
   });
 
   it('a day before 1970 is its UTC date', () => {
     const [early] = planWrites([frame(1, 'G', -1, [['a', 1]])], 250).batches;
-    assertWire(readingsBatch(early).queries[0], ['47', '7fffffff', '61', 'ffffffffffffffff', '3ff0000000000000']);
+    assertWire(rowStatements(readingsBatch(early))[0], ['47', '7fffffff', '61', 'ffffffffffffffff', '3ff0000000000000']);
   });
 });
 

@@ -1,0 +1,138 @@
+// Readings batches whose rows go out already in wire form (the Python gateway's reading_batches.py, for the
+// pinned cassandra-driver 4.10.0).
+//
+// The public path, client.batch() with one {query, params} per row, costs per row a prepared-statement lookup
+// (awaited), and a dozen small Buffers that BatchRequest.write() makes one by one and then joins: with the value
+// conversions, most of the gateway's CPU. The rows of a readings batch share one partition and differ only in
+// metric, ts and value, so their bytes are joined here in one Buffer from a head made once per batch, the metric's
+// bytes, the frame's timestamp, and the value's 8 bytes exactly as the spool stores them.
+//
+// Such a batch is sent as client.batch([{query, params}]) with a single item: the statement is prepared once, and
+// the driver routes by the item's params, the batch's first row. The params carry the whole batch (ENCODED_ROWS),
+// and BatchRequest.write, wrapped here, writes its rows where it would write that one item's; everything else in
+// the message (type, consistency, flags, timestamp, keyspace, tracing, payload) is written as the driver writes it.
+// Retries, routing and re-preparing stay the driver's. A test compares the bytes with the public path's.
+
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { BatchRequest } = require('cassandra-driver/lib/requests.js');
+const { FrameWriter } = require('cassandra-driver/lib/writers.js');
+const { protocolVersion, opcodes, frameFlags } = require('cassandra-driver/lib/types/index.js');
+
+const ENCODED_ROWS = Symbol('encoded readings rows');
+const PREPARED_KIND = 1; // a batch row that names a prepared statement by id
+const VALUE_COUNT = 5; // source, day, metric, ts, value
+const DOUBLE_BYTES = 8;
+const TIMESTAMP_BYTES = 8;
+// The flags after a batch's consistency (native protocol v3-v5, section 4.1.7), as the driver sets them.
+const WITH_SERIAL_CONSISTENCY = 0x10;
+const WITH_DEFAULT_TIMESTAMP = 0x20;
+const WITH_KEYSPACE = 0x80;
+
+/**
+ * The rows of one readings partition: for each frame, for each of its metrics, [source, day, metric, ts, value],
+ * the first four in wire form already (Buffers), the value at its offset in the frame's vals.
+ */
+export class EncodedRows {
+  /**
+   * @param {Buffer} source @param {Buffer} day the partition key's values
+   * @param {{ts: Buffer, vals: Buffer, metrics: Buffer[]}[]} frames metrics[i]'s value is vals[8i, 8i + 8)
+   */
+  constructor(source, day, frames) {
+    this.source = source;
+    this.day = day;
+    this.frames = frames;
+    this.count = frames.reduce((sum, frame) => sum + frame.metrics.length, 0);
+    this.queryId = null;
+    this.bytes = null;
+  }
+
+  /** Each row's values, as the public path would bind them. */
+  *rows() {
+    for (const { ts, vals, metrics } of this.frames) {
+      for (let i = 0; i < metrics.length; i++) {
+        yield [this.source, this.day, metrics[i], ts, vals.subarray(i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES)];
+      }
+    }
+  }
+
+  /** The rows as a batch's body writes them for the prepared statement queryId (kept until the id changes). */
+  encode(queryId) {
+    if (this.bytes !== null && this.queryId.equals(queryId)) return this.bytes;
+    const head = Buffer.allocUnsafe(1 + 2 + queryId.length + 2 + 4 + this.source.length + 4 + this.day.length);
+    let at = head.writeUInt8(PREPARED_KIND, 0);
+    at = head.writeUInt16BE(queryId.length, at);
+    at += queryId.copy(head, at);
+    at = head.writeUInt16BE(VALUE_COUNT, at);
+    at = head.writeInt32BE(this.source.length, at);
+    at += this.source.copy(head, at);
+    at = head.writeInt32BE(this.day.length, at);
+    this.day.copy(head, at);
+    const tail = 4 + TIMESTAMP_BYTES + 4 + DOUBLE_BYTES;
+    let length = 0;
+    for (const { metrics } of this.frames) {
+      for (const metric of metrics) length += head.length + 4 + metric.length + tail;
+    }
+    const bytes = Buffer.allocUnsafe(length);
+    at = 0;
+    for (const { ts, vals, metrics } of this.frames) {
+      for (let i = 0; i < metrics.length; i++) {
+        const metric = metrics[i];
+        at += head.copy(bytes, at);
+        at = bytes.writeInt32BE(metric.length, at);
+        at += metric.copy(bytes, at);
+        at = bytes.writeInt32BE(TIMESTAMP_BYTES, at);
+        at += ts.copy(bytes, at);
+        at = bytes.writeInt32BE(DOUBLE_BYTES, at);
+        at += vals.copy(bytes, at, i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES);
+      }
+    }
+    this.queryId = queryId;
+    this.bytes = bytes;
+    return bytes;
+  }
+}
+
+/** The one item to pass to client.batch() for these rows of the prepared statement `query`. */
+export function encodedBatchItem(query, rows) {
+  const params = rows.rows().next().value; // the first row's: the driver routes the batch by them
+  Object.defineProperty(params, ENCODED_ROWS, { value: rows });
+  return { query, params };
+}
+
+const publicWrite = BatchRequest.prototype.write;
+
+/** BatchRequest.write as the driver has it, except that a batch of EncodedRows writes them as its rows. */
+function write(encoder, streamId) {
+  const rows = this.queries?.length === 1 ? this.queries[0].params?.[ENCODED_ROWS] : undefined;
+  if (rows === undefined || !this.queries[0].queryId) return publicWrite.call(this, encoder, streamId);
+  const frameWriter = new FrameWriter(opcodes.batch);
+  let headerFlags = this.options.isQueryTracing() ? frameFlags.tracing : 0;
+  if (this.options.getCustomPayload()) {
+    headerFlags |= frameFlags.customPayload;
+    frameWriter.writeCustomPayload(this.options.getCustomPayload());
+  }
+  frameWriter.writeByte(this.type);
+  frameWriter.writeShort(rows.count);
+  frameWriter.add(rows.encode(this.queries[0].queryId));
+  frameWriter.writeShort(this.options.getConsistency());
+  const version = encoder.protocolVersion;
+  if (protocolVersion.supportsTimestamp(version)) {
+    const keyspace = this.options.getKeyspace() && protocolVersion.supportsKeyspaceInRequest(version);
+    const serialConsistency = this.options.getSerialConsistency();
+    const timestamp = this.timestamp;
+    const flags = (serialConsistency ? WITH_SERIAL_CONSISTENCY : 0)
+      | (timestamp !== null && timestamp !== undefined ? WITH_DEFAULT_TIMESTAMP : 0)
+      | (keyspace ? WITH_KEYSPACE : 0);
+    if (protocolVersion.uses4BytesQueryFlags(version)) frameWriter.writeInt(flags);
+    else frameWriter.writeByte(flags);
+    if (serialConsistency) frameWriter.writeShort(serialConsistency);
+    if (flags & WITH_DEFAULT_TIMESTAMP) frameWriter.writeLong(timestamp);
+    if (keyspace) frameWriter.writeString(this.options.getKeyspace());
+  }
+  this.length = frameWriter.bodyLength;
+  return frameWriter.write(version, streamId, headerFlags);
+}
+
+if (BatchRequest.prototype.write !== write) BatchRequest.prototype.write = write;

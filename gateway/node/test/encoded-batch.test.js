@@ -1,0 +1,103 @@
+// A readings batch sent as EncodedRows must be, byte for byte, the message the pinned driver writes for the same
+// rows sent the public way (a prepared item per row), in every protocol version and with every option that changes
+// the message. (The public path's message is written by the driver's own code, which the wrapper leaves to it.)
+
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { describe, it } from 'node:test';
+
+import cassandra from 'cassandra-driver';
+
+import { EncodedRows } from '../src/encoded-batch.js';
+import { CQL, readingsBatch } from '../src/reading-batches.js';
+import { packValues } from '../src/reading-values.js';
+import { planWrites } from '../src/write-plan.js';
+
+const require = createRequire(import.meta.url);
+const { BatchRequest } = require('cassandra-driver/lib/requests.js');
+const { ExecutionOptions } = require('cassandra-driver/lib/execution-options.js');
+
+const { Encoder, types } = cassandra;
+const QUERY_ID = Buffer.from('0123456789abcdef0123456789abcdef', 'hex');
+const META = { columns: ['text', 'date', 'text', 'timestamp', 'double'].map((name) => ({ type: { code: types.dataTypes[name] } })) };
+const TS = 1_711_879_200_000;
+
+class Options extends ExecutionOptions {
+  constructor(overrides = {}) {
+    super();
+    this.o = { consistency: types.consistencies.localQuorum, timestamp: types.Long.fromString('1711879200000123'),
+      serialConsistency: undefined, keyspace: undefined, tracing: false, payload: undefined, ...overrides };
+  }
+
+  getOrGenerateTimestamp() { return this.o.timestamp; }
+  getHints() { return undefined; }
+  isBatchCounter() { return false; }
+  isBatchLogged() { return false; }
+  isQueryTracing() { return this.o.tracing; }
+  getCustomPayload() { return this.o.payload; }
+  getConsistency() { return this.o.consistency; }
+  getSerialConsistency() { return this.o.serialConsistency; }
+  getKeyspace() { return this.o.keyspace; }
+}
+
+function frame(id, source, tsMs, values) {
+  return { id, source, ts_ms: tsMs, received_ms: tsMs, ...packValues(values) };
+}
+
+const FRAMES = [frame(1, 'greenhouse-é', TS, [['temp_in', 11.77], ['light', -0.0]]),
+  frame(2, 'greenhouse-é', TS + 1, [['temp_in', 1e300], ['humidity', -3.25], ['light', 57.0]]),
+  frame(3, 'greenhouse-é', TS + 3_600_000, [['temp_in', NaN]])];
+
+/** [the public path's message, the encoded path's message] for the same rows and options. */
+function messages(statement, version, options) {
+  const publicItems = [...statement.rows.rows()].map((params) => ({ query: CQL.reading, params, queryId: QUERY_ID,
+    meta: META }));
+  const [item] = statement.queries;
+  const encoded = new BatchRequest([{ ...item, queryId: QUERY_ID, meta: META }], options);
+  const encoder = new Encoder(version, {});
+  return [new BatchRequest(publicItems, options).write(encoder, 7), encoded.write(encoder, 7)];
+}
+
+describe('EncodedRows in a BatchRequest', () => {
+  const [batch] = planWrites(FRAMES, 250).batches;
+  const statement = readingsBatch(batch);
+
+  for (const version of [3, 4, 5]) {
+    it(`writes the public path's bytes, protocol v${version}`, () => {
+      const [expected, got] = messages(statement, version, new Options());
+      assert.equal(got.toString('hex'), expected.toString('hex'));
+    });
+  }
+
+  const variants = {
+    'no client timestamp': { timestamp: null },
+    'a serial consistency': { serialConsistency: types.consistencies.localSerial },
+    'a keyspace in the request': { keyspace: 'telemetry' },
+    'tracing and a custom payload': { tracing: true, payload: { k: Buffer.from('v') } },
+    'consistency ONE': { consistency: types.consistencies.one },
+  };
+  for (const [name, overrides] of Object.entries(variants)) {
+    it(`writes the public path's bytes with ${name}`, () => {
+      for (const version of [4, 5]) {
+        const [expected, got] = messages(statement, version, new Options(overrides));
+        assert.equal(got.toString('hex'), expected.toString('hex'), `v${version}`);
+      }
+    });
+  }
+
+  it('holds every row once, in order (6 rows of 3 frames)', () => {
+    assert.equal(statement.rows.count, 6);
+    const [expected] = messages(statement, 4, new Options());
+    assert.equal(expected.readUInt16BE(9 + 1), 6); // after the header and the batch type
+  });
+
+  it('is written again for a new query id (a re-prepare), not from the old bytes', () => {
+    const rows = new EncodedRows(Buffer.from('G'), Buffer.from('80004d65', 'hex'),
+      [{ ts: Buffer.alloc(8), vals: Buffer.alloc(8), metrics: [Buffer.from('a')] }]);
+    const first = Buffer.from(rows.encode(QUERY_ID));
+    const other = Buffer.from('ff'.repeat(16), 'hex');
+    const second = rows.encode(other);
+    assert.notEqual(first.toString('hex'), second.toString('hex'));
+    assert.equal(second.subarray(3, 19).toString('hex'), other.toString('hex'));
+  });
+});
