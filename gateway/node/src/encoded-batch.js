@@ -30,29 +30,38 @@ const WITH_SERIAL_CONSISTENCY = 0x10;
 const WITH_DEFAULT_TIMESTAMP = 0x20;
 const WITH_KEYSPACE = 0x80;
 
+/** A CQL timestamp's 8 bytes written at `at`: signed ms since the epoch, big-endian. Returns the end. */
+function writeTimestamp(bytes, ms, at) {
+  const high = Math.floor(ms / 2 ** 32);
+  bytes.writeInt32BE(high, at);
+  return bytes.writeUInt32BE(ms - high * 2 ** 32, at + 4);
+}
+
 /**
- * The rows of one readings partition: for each frame, for each of its metrics, [source, day, metric, ts, value],
- * the first four in wire form already (Buffers), the value at its offset in the frame's vals.
+ * The rows of one readings partition: for each frame, for each of its metrics, [source, day, metric, ts, value].
+ * The source and day come in wire form (Buffers); a frame is a spool row {ts_ms, metrics, vals}, its i-th metric's
+ * bytes metricBytes(frame.metrics)[i] and its value vals[8i, 8i + 8), written as they are.
  */
 export class EncodedRows {
-  /**
-   * @param {Buffer} source @param {Buffer} day the partition key's values
-   * @param {{ts: Buffer, vals: Buffer, metrics: Buffer[]}[]} frames metrics[i]'s value is vals[8i, 8i + 8)
-   */
-  constructor(source, day, frames) {
+  constructor(source, day, frames, metricBytes) {
     this.source = source;
     this.day = day;
     this.frames = frames;
-    this.count = frames.reduce((sum, frame) => sum + frame.metrics.length, 0);
+    this.metricBytes = metricBytes;
+    this.count = 0;
+    for (const frame of frames) this.count += metricBytes(frame.metrics).length;
     this.queryId = null;
     this.bytes = null;
   }
 
   /** Each row's values, as the public path would bind them. */
   *rows() {
-    for (const { ts, vals, metrics } of this.frames) {
-      for (let i = 0; i < metrics.length; i++) {
-        yield [this.source, this.day, metrics[i], ts, vals.subarray(i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES)];
+    for (const { ts_ms: tsMs, vals, metrics } of this.frames) {
+      const ts = Buffer.allocUnsafe(TIMESTAMP_BYTES);
+      writeTimestamp(ts, tsMs, 0);
+      const names = this.metricBytes(metrics);
+      for (let i = 0; i < names.length; i++) {
+        yield [this.source, this.day, names[i], ts, vals.subarray(i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES)];
       }
     }
   }
@@ -71,19 +80,20 @@ export class EncodedRows {
     this.day.copy(head, at);
     const tail = 4 + TIMESTAMP_BYTES + 4 + DOUBLE_BYTES;
     let length = 0;
-    for (const { metrics } of this.frames) {
-      for (const metric of metrics) length += head.length + 4 + metric.length + tail;
+    for (const frame of this.frames) {
+      for (const metric of this.metricBytes(frame.metrics)) length += head.length + 4 + metric.length + tail;
     }
     const bytes = Buffer.allocUnsafe(length);
     at = 0;
-    for (const { ts, vals, metrics } of this.frames) {
-      for (let i = 0; i < metrics.length; i++) {
-        const metric = metrics[i];
+    for (const { ts_ms: tsMs, vals, metrics } of this.frames) {
+      const names = this.metricBytes(metrics);
+      for (let i = 0; i < names.length; i++) {
+        const metric = names[i];
         at += head.copy(bytes, at);
         at = bytes.writeInt32BE(metric.length, at);
         at += metric.copy(bytes, at);
         at = bytes.writeInt32BE(TIMESTAMP_BYTES, at);
-        at += ts.copy(bytes, at);
+        at = writeTimestamp(bytes, tsMs, at);
         at = bytes.writeInt32BE(DOUBLE_BYTES, at);
         at += vals.copy(bytes, at, i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES);
       }

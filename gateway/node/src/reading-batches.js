@@ -44,15 +44,6 @@ function metricBytes(metrics) {
   return bytes;
 }
 
-/** A CQL timestamp's 8 bytes: signed ms since the epoch, big-endian. */
-function timestampBytes(ms) {
-  const bytes = Buffer.allocUnsafe(8);
-  const high = Math.floor(ms / 2 ** 32);
-  bytes.writeInt32BE(high, 0);
-  bytes.writeUInt32BE(ms - high * 2 ** 32, 4);
-  return bytes;
-}
-
 /** A CQL date's 4 bytes: days since the epoch, offset by 2^31. */
 function dateBytes(dayNumber) {
   const bytes = Buffer.allocUnsafe(4);
@@ -68,14 +59,9 @@ function dateBytes(dayNumber) {
  * rest of a row's encoding. Sent as one item of EncodedRows (encoded-batch.js); `rows` are the batch's rows.
  */
 export function readingsBatch(batch) {
-  const frames = new Array(batch.frames.length);
-  for (let i = 0; i < frames.length; i++) {
-    const { ts_ms: tsMs, vals, metrics } = batch.frames[i];
-    frames[i] = { ts: timestampBytes(tsMs), vals, metrics: metricBytes(metrics) };
-  }
   // every frame of a batch is on its day
   const rows = new EncodedRows(Buffer.from(batch.source, 'utf8'), dateBytes(utcDayNumber(batch.frames[0].ts_ms)),
-    frames);
+    batch.frames, metricBytes);
   return { queries: [encodedBatchItem(CQL.reading, rows)], logged: false, rows };
 }
 

@@ -93,7 +93,7 @@ describe('EncodedRows in a BatchRequest', () => {
 
   it('is written again for a new query id (a re-prepare), not from the old bytes', () => {
     const rows = new EncodedRows(Buffer.from('G'), Buffer.from('80004d65', 'hex'),
-      [{ ts: Buffer.alloc(8), vals: Buffer.alloc(8), metrics: [Buffer.from('a')] }]);
+      [{ ts_ms: 0, vals: Buffer.alloc(8), metrics: 'a' }], () => [Buffer.from('a')]);
     const first = Buffer.from(rows.encode(QUERY_ID));
     const other = Buffer.from('ff'.repeat(16), 'hex');
     const second = rows.encode(other);
