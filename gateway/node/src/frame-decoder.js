@@ -10,7 +10,6 @@ const LF = 0x0a;
 const CR = 0x0d;
 const SPACE = 0x20;
 const TAB = 0x09;
-const FRAME_RE = /^\$([^*]*)\*([0-9A-F]{4})$/;
 const VERSION_RE = /^T[0-9]+$/;
 const LEGACY_RESERVED = new Set(['source', 'destination', 'action']);
 
@@ -50,36 +49,62 @@ export function decodeLine(bytes) {
   return reject('no_frame'); // 7
 }
 
-/** F1-F6 on the text from the last '$' to the end of the line (one character per byte). */
+/** 4 uppercase hex digits at text[at, at + 4). */
+function isCrcHex(text, at) {
+  for (let i = at; i < at + 4; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46))) return false;
+  }
+  return true;
+}
+
+/** Whether values already has metric key. */
+function hasKey(values, key) {
+  for (let i = 0; i < values.length; i++) if (values[i][0] === key) return true;
+  return false;
+}
+
+/**
+ * F1-F6 on the text from the last '$' to the end of the line (one character per byte). Walks the text with
+ * indexOf rather than a regular expression and split(): decoding is the ingest's largest allocator.
+ */
 function decodeV1(text) {
-  const match = FRAME_RE.exec(text);
-  if (match === null) return reject('bad_syntax'); // F1
-  const [, body, crc] = match;
-  if (crc16CcittFalse(body) !== parseInt(crc, 16)) return reject('bad_crc'); // F2
-  const fields = body.split(',');
-  if (fields.length < 3) return reject('bad_syntax'); // F3
-  const [version, source, seqText] = fields;
+  // F1: '$', a body without '*', '*', 4 uppercase hex digits, the end
+  const star = text.length - 5;
+  if (star < 1 || text.indexOf('*', 1) !== star || !isCrcHex(text, star + 1)) return reject('bad_syntax');
+  const body = text.slice(1, star);
+  if (crc16CcittFalse(body) !== parseInt(text.slice(star + 1), 16)) return reject('bad_crc'); // F2
+  const afterVersion = body.indexOf(',');
+  const afterSource = afterVersion < 0 ? -1 : body.indexOf(',', afterVersion + 1);
+  if (afterSource < 0) return reject('bad_syntax'); // F3: fewer than 3 fields
+  const version = body.slice(0, afterVersion);
   if (version !== 'T1') return reject(VERSION_RE.test(version) ? 'bad_version' : 'bad_syntax');
+  const source = body.slice(afterVersion + 1, afterSource);
   if (!SOURCE_RE.test(source)) return reject('bad_source'); // F4
+  let end = body.indexOf(',', afterSource + 1);
+  if (end < 0) end = body.length;
+  const seqText = body.slice(afterSource + 1, end);
   if (!SEQ_RE.test(seqText)) return reject('bad_seq');
   const seq = Number(seqText);
   if (seq >= SEQ_MODULUS) return reject('bad_seq');
 
-  const seen = new Set();
   const values = [];
   let t = null;
-  for (let i = 3; i < fields.length; i++) { // F5
-    const field = fields[i];
-    const eq = field.indexOf('=');
-    if (eq < 0) return reject('bad_syntax');
-    const key = field.slice(0, eq);
-    const value = field.slice(eq + 1);
+  while (end < body.length) { // F5: each field after the seq is key=value
+    const start = end + 1;
+    end = body.indexOf(',', start);
+    if (end < 0) end = body.length;
+    const eq = body.indexOf('=', start);
+    if (eq < 0 || eq >= end) return reject('bad_syntax');
+    const key = body.slice(start, eq);
+    const value = body.slice(eq + 1, end);
     if (!KEY_RE.test(key)) return reject('bad_key');
-    if (seen.has(key)) return reject('duplicate_key');
-    seen.add(key);
     if (key === 't') {
+      if (t !== null) return reject('duplicate_key');
       if (!TIME_RE.test(value)) return reject('bad_time');
       t = Number(value); // at most 15 digits: an exact integer as a double
+    } else if (hasKey(values, key)) {
+      return reject('duplicate_key');
     } else if (VALUE_RE.test(value)) {
       values.push([key, Number(value)]);
     } else {
