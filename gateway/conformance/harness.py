@@ -128,9 +128,11 @@ class GatewayUnderTest:
     log_path: Path | None = None
 
     @classmethod
-    def configure(cls, tmp: Path, ports: list[Path | dict], keyspace: str, host: str, fsync: str = "batch",
-                  extra: str = "", spool: Path | None = None) -> "GatewayUnderTest":
-        """ports: paths, or port tables such as {"path": link, "baud": 9600, "format": "csv", ...}."""
+    def configure(cls, tmp: Path, ports: list[Path | dict], keyspace: str, host: str | list[str],
+                  fsync: str = "batch", extra: str = "", spool: Path | None = None,
+                  consistency: str = "LOCAL_ONE") -> "GatewayUnderTest":
+        """ports: paths, or port tables such as {"path": link, "baud": 9600, "format": "csv", ...}; host: one
+        address or the contact points of a cluster."""
         spool = spool or tmp / "spool.sqlite"
         metrics_port = free_port()
         config = tmp / "gateway.toml"
@@ -144,9 +146,9 @@ path = "{spool}"
 fsync = "{fsync}"
 
 [cassandra]
-hosts = ["{host}"]
+hosts = {toml_value([host] if isinstance(host, str) else list(host))}
 keyspace = "{keyspace}"
-consistency = "LOCAL_ONE"
+consistency = "{consistency}"
 retry_max_s = 1.0
 
 [metrics]
@@ -256,6 +258,14 @@ class PacedWriter(threading.Thread):
         if self.error is not None:
             raise self.error
         return self.sent
+
+
+class TimedWriter(PacedWriter):
+    """Every frame carries an explicit t (t_base_ms + its number: pick a base in the past hour), so each row's ts
+    is known."""
+
+    def frame(self, n: int) -> bytes:
+        return self.stream.frame(n, t=self.t_base_ms + n, temp_in=n / 10, light=n % 100)
 
 
 def stored_frames(session, source: str, days) -> dict[int, list[tuple[int, dict[str, float]]]]:

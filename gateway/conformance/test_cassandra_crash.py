@@ -10,19 +10,12 @@ import uuid
 import pytest
 
 from conftest import connect, launcher, migrate
-from harness import Board, GatewayUnderTest, PacedWriter, Stream, stored_frames, utc_days_around_now, wait_for
+from harness import Board, GatewayUnderTest, Stream, TimedWriter, stored_frames, utc_days_around_now, wait_for
 
 pytestmark = pytest.mark.cassandra
 
 HOUR_MS = 3_600_000
 RATE = 500  # frames/s, as fast as the README's loss figures are measured
-
-
-class TimedWriter(PacedWriter):
-    """Every frame carries an explicit t (a unique millisecond in the past hour), so each row's ts is known."""
-
-    def frame(self, n: int) -> bytes:
-        return self.stream.frame(n, t=self.t_base_ms + n, temp_in=n / 10, light=n % 100)
 
 
 @pytest.fixture

@@ -37,58 +37,49 @@ function writeTimestamp(bytes, ms, at) {
   return bytes.writeUInt32BE(ms - high * 2 ** 32, at + 4);
 }
 
+// The id each query was last prepared with, as seen by write(): rows are encoded with it when made, so a batch goes
+// out as it was encoded; only after a statement was prepared anew (another id) are a batch's ids rewritten once.
+const LAST_QUERY_ID = new Map(); // a handful of queries
+const NOT_YET_PREPARED = Buffer.alloc(16); // Cassandra's ids are 16 bytes (an MD5)
+
 /**
- * The rows of one readings partition: for each frame, for each of its metrics, [source, day, metric, ts, value].
- * The source and day come in wire form (Buffers); a frame is a spool row {ts_ms, metrics, vals}, its i-th metric's
- * bytes metricBytes(frame.metrics)[i] and its value vals[8i, 8i + 8), written as they are.
+ * The rows of one readings partition, encoded when made: for each frame, for each of its metrics, [source, day,
+ * metric, ts, value]. The source and day come in wire form (Buffers); a frame is a spool row {ts_ms, metrics,
+ * vals}, its i-th metric's bytes metricBytes(frame.metrics)[i] and its value vals[8i, 8i + 8), copied as they are.
+ * The frames are not kept: what waits for Cassandra is one Buffer per batch, not objects per frame that would
+ * outlive the young generation's collections.
  */
 export class EncodedRows {
-  constructor(source, day, frames, metricBytes) {
-    this.source = source;
-    this.day = day;
-    this.frames = frames;
-    this.metricBytes = metricBytes;
-    this.count = 0;
-    for (const frame of frames) this.count += metricBytes(frame.metrics).length;
-    this.queryId = null;
-    this.bytes = null;
-  }
-
-  /** Each row's values, as the public path would bind them. */
-  *rows() {
-    for (const { ts_ms: tsMs, vals, metrics } of this.frames) {
-      const ts = Buffer.allocUnsafe(TIMESTAMP_BYTES);
-      writeTimestamp(ts, tsMs, 0);
-      const names = this.metricBytes(metrics);
-      for (let i = 0; i < names.length; i++) {
-        yield [this.source, this.day, names[i], ts, vals.subarray(i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES)];
+  constructor(query, source, day, frames, metricBytes) {
+    this.query = query;
+    this.queryId = LAST_QUERY_ID.get(query) ?? NOT_YET_PREPARED;
+    const head = Buffer.allocUnsafe(1 + 2 + this.queryId.length + 2 + 4 + source.length + 4 + day.length);
+    let at = head.writeUInt8(PREPARED_KIND, 0);
+    at = head.writeUInt16BE(this.queryId.length, at);
+    at += this.queryId.copy(head, at);
+    at = head.writeUInt16BE(VALUE_COUNT, at);
+    at = head.writeInt32BE(source.length, at);
+    at += source.copy(head, at);
+    at = head.writeInt32BE(day.length, at);
+    day.copy(head, at);
+    const tail = 4 + TIMESTAMP_BYTES + 4 + DOUBLE_BYTES;
+    let count = 0;
+    let length = 0;
+    for (const frame of frames) {
+      for (const metric of metricBytes(frame.metrics)) {
+        count += 1;
+        length += head.length + 4 + metric.length + tail;
       }
     }
-  }
-
-  /** The rows as a batch's body writes them for the prepared statement queryId (kept until the id changes). */
-  encode(queryId) {
-    if (this.bytes !== null && this.queryId.equals(queryId)) return this.bytes;
-    const head = Buffer.allocUnsafe(1 + 2 + queryId.length + 2 + 4 + this.source.length + 4 + this.day.length);
-    let at = head.writeUInt8(PREPARED_KIND, 0);
-    at = head.writeUInt16BE(queryId.length, at);
-    at += queryId.copy(head, at);
-    at = head.writeUInt16BE(VALUE_COUNT, at);
-    at = head.writeInt32BE(this.source.length, at);
-    at += this.source.copy(head, at);
-    at = head.writeInt32BE(this.day.length, at);
-    this.day.copy(head, at);
-    const tail = 4 + TIMESTAMP_BYTES + 4 + DOUBLE_BYTES;
-    let length = 0;
-    for (const frame of this.frames) {
-      for (const metric of this.metricBytes(frame.metrics)) length += head.length + 4 + metric.length + tail;
-    }
     const bytes = Buffer.allocUnsafe(length);
+    const starts = new Uint32Array(count + 1); // where each row begins, and the end
+    let row = 0;
     at = 0;
-    for (const { ts_ms: tsMs, vals, metrics } of this.frames) {
-      const names = this.metricBytes(metrics);
+    for (const { ts_ms: tsMs, vals, metrics } of frames) {
+      const names = metricBytes(metrics);
       for (let i = 0; i < names.length; i++) {
         const metric = names[i];
+        starts[row++] = at;
         at += head.copy(bytes, at);
         at = bytes.writeInt32BE(metric.length, at);
         at += metric.copy(bytes, at);
@@ -98,17 +89,55 @@ export class EncodedRows {
         at += vals.copy(bytes, at, i * DOUBLE_BYTES, (i + 1) * DOUBLE_BYTES);
       }
     }
+    starts[row] = at;
+    this.count = count;
+    this.bytes = bytes;
+    this.starts = starts;
+  }
+
+  /** Each row's values as the public path would bind them, read back from the encoded rows. */
+  *rows() {
+    for (let row = 0; row < this.count; row++) {
+      let at = this.starts[row] + 1;
+      at += 2 + this.bytes.readUInt16BE(at) + 2; // the query id, the value count
+      const values = [];
+      for (let i = 0; i < VALUE_COUNT; i++) {
+        const length = this.bytes.readInt32BE(at);
+        values.push(this.bytes.subarray(at + 4, at + 4 + length));
+        at += 4 + length;
+      }
+      yield values;
+    }
+  }
+
+  /** The rows as a batch's body writes them for the prepared statement queryId: as encoded, or, for another
+   * id (prepared anew), rewritten once with it. */
+  encode(queryId) {
+    if (this.queryId.equals(queryId)) return this.bytes;
+    const oldHead = 1 + 2 + this.queryId.length;
+    const bytes = Buffer.allocUnsafe(this.bytes.length + this.count * (queryId.length - this.queryId.length));
+    const starts = new Uint32Array(this.count + 1);
+    let at = 0;
+    for (let row = 0; row < this.count; row++) {
+      starts[row] = at;
+      at = bytes.writeUInt8(PREPARED_KIND, at);
+      at = bytes.writeUInt16BE(queryId.length, at);
+      at += queryId.copy(bytes, at);
+      at += this.bytes.copy(bytes, at, this.starts[row] + oldHead, this.starts[row + 1]);
+    }
+    starts[this.count] = at;
     this.queryId = queryId;
     this.bytes = bytes;
+    this.starts = starts;
     return bytes;
   }
 }
 
-/** The one item to pass to client.batch() for these rows of the prepared statement `query`. */
-export function encodedBatchItem(query, rows) {
+/** The one item to pass to client.batch() for these rows. */
+export function encodedBatchItem(rows) {
   const params = rows.rows().next().value; // the first row's: the driver routes the batch by them
   Object.defineProperty(params, ENCODED_ROWS, { value: rows });
-  return { query, params };
+  return { query: rows.query, params };
 }
 
 const publicWrite = BatchRequest.prototype.write;
@@ -124,8 +153,10 @@ function write(encoder, streamId) {
     frameWriter.writeCustomPayload(this.options.getCustomPayload());
   }
   frameWriter.writeByte(this.type);
+  const { query, queryId } = this.queries[0];
+  if (LAST_QUERY_ID.get(query) !== queryId) LAST_QUERY_ID.set(query, queryId);
   frameWriter.writeShort(rows.count);
-  frameWriter.add(rows.encode(this.queries[0].queryId));
+  frameWriter.add(rows.encode(queryId));
   frameWriter.writeShort(this.options.getConsistency());
   const version = encoder.protocolVersion;
   if (protocolVersion.supportsTimestamp(version)) {

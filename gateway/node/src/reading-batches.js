@@ -60,9 +60,9 @@ function dateBytes(dayNumber) {
  */
 export function readingsBatch(batch) {
   // every frame of a batch is on its day
-  const rows = new EncodedRows(Buffer.from(batch.source, 'utf8'), dateBytes(utcDayNumber(batch.frames[0].ts_ms)),
-    batch.frames, metricBytes);
-  return { queries: [encodedBatchItem(CQL.reading, rows)], logged: false, rows };
+  const rows = new EncodedRows(CQL.reading, Buffer.from(batch.source, 'utf8'),
+    dateBytes(utcDayNumber(batch.frames[0].ts_ms)), batch.frames, metricBytes);
+  return { queries: [encodedBatchItem(rows)], logged: false, rows };
 }
 
 /** The `source_days` row saying that source has readings on day (a LocalDate). Params: [day, source]. */

@@ -148,7 +148,9 @@ export class Sender {
       this.cursor = frames[frames.length - 1].id;
       const plan = planWrites(frames, this.batchRows);
       const rows = plan.batches.reduce((sum, batch) => sum + batch.rows, 0);
-      const chunk = new Chunk(frames[0].id, frames[frames.length - 1].id, frames, rows, plan.days);
+      const receipts = new Map(); // the frames of a read share their receipt time: a few entries per chunk
+      for (const frame of frames) receipts.set(frame.received_ms, (receipts.get(frame.received_ms) ?? 0) + 1);
+      const chunk = new Chunk(frames[0].id, frames[frames.length - 1].id, receipts, rows, plan.days);
       const statements = plan.batches.map((batch) => readingsBatch(batch));
       this.latest.merge(plan.latest);
       for (const [source, day] of plan.days) {
@@ -204,14 +206,13 @@ export class Sender {
 
   countWritten(chunk) {
     this.metrics.rows_written.inc(chunk.rows);
-    this.metrics.frames_written.inc(chunk.frames.length);
     const nowMs = Date.now();
-    // the frames of a read share their receipt time: one observation per read, not per frame
-    const byReceipt = new Map();
-    for (const frame of chunk.frames) byReceipt.set(frame.received_ms, (byReceipt.get(frame.received_ms) ?? 0) + 1);
-    for (const [receivedMs, count] of byReceipt) {
+    let frames = 0;
+    for (const [receivedMs, count] of chunk.receipts) { // one observation per read, not per frame
       this.metrics.delivery_latency.observeMany(Math.max(0, (nowMs - receivedMs) / 1000), count);
+      frames += count;
     }
-    chunk.frames = [];
+    this.metrics.frames_written.inc(frames);
+    chunk.receipts = new Map(); // counted once
   }
 }

@@ -9,14 +9,15 @@ export class Chunk {
   /**
    * @param {number} firstId
    * @param {number} lastId
-   * @param {object[]} frames let go once the readings are written
+   * @param {Map<number, number>} receipts how many of its frames were read at each receipt time (ms): what the
+   *   delivery latency is measured from (a chunk holds no frames: they would outlive young-generation GCs)
    * @param {number} rows
    * @param {Array<[string, object]>} days the (source, day) pairs its frames touch (write-plan.js `days`)
    */
-  constructor(firstId, lastId, frames, rows, days) {
+  constructor(firstId, lastId, receipts, rows, days) {
     this.firstId = firstId;
     this.lastId = lastId;
-    this.frames = frames;
+    this.receipts = receipts;
     this.rows = rows;
     this.days = days;
     this.remaining = 0; // its readings and source_days requests not yet succeeded

@@ -92,12 +92,18 @@ describe('EncodedRows in a BatchRequest', () => {
   });
 
   it('is written again for a new query id (a re-prepare), not from the old bytes', () => {
-    const rows = new EncodedRows(Buffer.from('G'), Buffer.from('80004d65', 'hex'),
-      [{ ts_ms: 0, vals: Buffer.alloc(8), metrics: 'a' }], () => [Buffer.from('a')]);
+    const frames = [{ ts_ms: 0, vals: Buffer.alloc(8), metrics: 'a,b' }, { ts_ms: 1, vals: Buffer.alloc(8, 1),
+      metrics: 'a,b' }];
+    const rows = new EncodedRows(CQL.reading, Buffer.from('G'), Buffer.from('80004d65', 'hex'),
+      frames.map((f) => ({ ...f, vals: Buffer.concat([f.vals, f.vals]) })), () => [Buffer.from('a'), Buffer.from('b')]);
+    const before = [...rows.rows()];
     const first = Buffer.from(rows.encode(QUERY_ID));
-    const other = Buffer.from('ff'.repeat(16), 'hex');
-    const second = rows.encode(other);
-    assert.notEqual(first.toString('hex'), second.toString('hex'));
-    assert.equal(second.subarray(3, 19).toString('hex'), other.toString('hex'));
+    for (const other of [Buffer.from('ff'.repeat(16), 'hex'), Buffer.from('ee'.repeat(20), 'hex'), QUERY_ID]) {
+      const again = rows.encode(other);
+      assert.equal(again.readUInt16BE(1), other.length);
+      assert.equal(again.subarray(3, 3 + other.length).toString('hex'), other.toString('hex'));
+      assert.deepEqual([...rows.rows()], before); // the same rows, only the id differs
+    }
+    assert.equal(rows.encode(QUERY_ID).toString('hex'), first.toString('hex'));
   });
 });

@@ -10,7 +10,7 @@ import { Chunk, DayChanges, KNOWN_DAYS_MAX, WriteLedger } from '../src/write-led
 const { LocalDate } = cassandra.types;
 const DAY = new LocalDate(2026, 11, 23);
 
-const chunk = (first, last, days = [['G', DAY]]) => new Chunk(first, last, [], 4 * (last - first + 1), days);
+const chunk = (first, last, days = [['G', DAY]]) => new Chunk(first, last, new Map(), 4 * (last - first + 1), days);
 
 it('a chunk is acknowledged only after its readings and then its day_changes succeeded', () => {
   const ledger = new WriteLedger();
