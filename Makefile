@@ -63,11 +63,14 @@ cassandra-jars:
 	@$(CASSANDRA) fetch
 
 # Firmware host and simulator tests first (C++, seconds), the Node gateway's unit and vector tests (seconds), then
-# every Python suite (gateway, conformance, schema, launcher, firmware-on-a-pty) against the real local Cassandra.
+# every Python suite (gateway, conformance, schema, launcher, firmware-on-a-pty) against the real local Cassandra,
+# then the cluster suites in a session of their own: one 3-node cluster and Spark master for all of them, on
+# 127.0.0.1-3 (the single node, which also answers on 127.0.0.1, is stopped meanwhile).
 test: setup
 	@$(MAKE) --no-print-directory -C firmware test
 	@node --test $(NODE_GATEWAY)/test/
 	@$(PYTHON) -m pytest
+	@$(PYTHON) -m pytest deploy/cluster/tests
 
 demo: setup
 	@deploy/demo/run
@@ -78,5 +81,6 @@ clean:
 
 # Also removes the local Cassandra's data.
 distclean: clean
+	-deploy/cluster/down
 	-$(CASSANDRA) stop
 	rm -rf $(VENV) .state

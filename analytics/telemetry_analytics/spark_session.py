@@ -14,6 +14,13 @@ time.tzset()
 
 T0 = time.monotonic()  # import time of the job module, i.e. right after spark-submit started Python
 
+# Reads and writes at LOCAL_QUORUM unless spark-submit says otherwise (--conf KEY=LEVEL): what the gateway wrote
+# at LOCAL_QUORUM is then read back whole even with a replica down or behind, and a summary written is on a
+# majority of its replicas. The connector's defaults are LOCAL_ONE for reads (a replica that missed writes may
+# answer alone) and LOCAL_QUORUM for writes. On one node either level is that node.
+CONSISTENCY_KEYS = ("spark.cassandra.input.consistency.level", "spark.cassandra.output.consistency.level")
+DEFAULT_CONSISTENCY = "LOCAL_QUORUM"
+
 
 def log(job: str, message: str) -> None:
     print(f"{job}: {message}", file=sys.stderr, flush=True)
@@ -30,13 +37,18 @@ def start(job: str, hosts: str, port: int):
                .config("spark.cassandra.connection.host", hosts)
                .config("spark.cassandra.connection.port", str(port)))
     spark = builder.getOrCreate()
-    if "spark.sql.shuffle.partitions" not in spark.sparkContext.getConf().toDebugString():
+    submitted = spark.sparkContext.getConf()
+    for key in CONSISTENCY_KEYS:
+        if not submitted.contains(key):
+            spark.conf.set(key, DEFAULT_CONSISTENCY)
+    if "spark.sql.shuffle.partitions" not in submitted.toDebugString():
         # A day is a few hundred (source, metric) groups: Spark's default of 200 shuffle partitions costs more in
         # task overhead than the aggregation itself. Two per core keeps every core busy.
         spark.conf.set("spark.sql.shuffle.partitions", str(2 * spark.sparkContext.defaultParallelism))
     if spark.sparkContext.getConf().get("spark.ui.showConsoleProgress", "false") != "true":
         ProgressLog(spark, job).start()
     log(job, f"spark {spark.version} up, master {spark.sparkContext.master}, "
+             f"consistency read {spark.conf.get(CONSISTENCY_KEYS[0], '?')} write {spark.conf.get(CONSISTENCY_KEYS[1], '?')}, "
              f"start-up {time.monotonic() - T0:.1f} s")
     _connect(spark, job)
     return spark

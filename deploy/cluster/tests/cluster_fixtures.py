@@ -1,0 +1,88 @@
+"""Fixtures of the cluster suites (`make test` runs them in a pytest session of their own, after the single-node
+one, so that one cluster start serves them all): the 3-node cluster of deploy/cluster/up on 127.0.0.1-3 with a
+Spark standalone master and worker, a node launcher, and QUORUM sessions.
+
+127.0.0.1 is also the single local node's address: a single node that is up is stopped for the session and started
+again afterwards. A cluster that was already up is left up; one started here is stopped (deploy/cluster/down)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from cassandra import ConsistencyLevel
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
+
+ROOT = Path(__file__).resolve().parents[3]
+CLUSTER = ROOT / "deploy" / "cluster"
+SINGLE_LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
+MIGRATE = ROOT / "schema" / "migrate"
+NODES = 3
+HOSTS = [f"127.0.0.{n}" for n in range(1, NODES + 1)]
+SPARK_MASTER = "spark://127.0.0.1:7077"
+
+
+def run(args: list[str], timeout: float = 600, check: bool = True, env: dict | None = None):
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    if check:
+        assert done.returncode == 0, f"{' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def node(number: int, *args: str, check: bool = True, timeout: float = 300):
+    """deploy/cluster/node N ARGS (start, stop, kill, nodetool, ...)."""
+    return run([CLUSTER / "node", str(number), *args], timeout=timeout, check=check)
+
+
+def env_without_cassandra_settings() -> dict:
+    """The cluster's scripts pick their own state and names; a test environment's CASSANDRA_* must not leak in."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("CASSANDRA_")}
+
+
+@pytest.fixture(scope="session")
+def cassandra_cluster():
+    """The contact points of a 3-node cluster (RF 3 schema) with a Spark standalone master and one worker."""
+    single_was_up = subprocess.run([str(SINGLE_LAUNCHER), "status"], capture_output=True).returncode == 0
+    if single_was_up:
+        run([SINGLE_LAUNCHER, "stop"])
+    cluster_was_up = subprocess.run([str(CLUSTER / "status")], capture_output=True).returncode == 0
+    if not cluster_was_up:
+        run([CLUSTER / "up", "--nodes", str(NODES)], timeout=900)
+    try:
+        yield HOSTS
+    finally:
+        if not cluster_was_up:
+            run([CLUSTER / "down"], check=False)
+        if single_was_up:
+            run([SINGLE_LAUNCHER, "start"], check=False)
+
+
+def connect_cluster(hosts: list[str], consistency=ConsistencyLevel.QUORUM) -> Cluster:
+    """A driver Cluster whose statements read and write at `consistency` (QUORUM: what was acknowledged at
+    LOCAL_QUORUM is seen whichever replicas answer)."""
+    profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"),
+                               consistency_level=consistency, request_timeout=30)
+    return Cluster(hosts, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                   reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
+
+
+@pytest.fixture(scope="module")
+def quorum(cassandra_cluster):
+    cluster = connect_cluster(cassandra_cluster)
+    session = cluster.connect()
+    yield session
+    cluster.shutdown()
+
+
+@pytest.fixture
+def rf3_keyspace(cassandra_cluster, quorum):
+    """A fresh keyspace, NetworkTopologyStrategy datacenter1: 3, dropped afterwards."""
+    name = f"cluster_{uuid.uuid4().hex[:10]}"
+    run([MIGRATE, "--hosts", ",".join(cassandra_cluster), "--keyspace", name, "--dc", "datacenter1:3"])
+    yield name
+    quorum.execute(f"DROP KEYSPACE IF EXISTS {name}", timeout=120)
