@@ -15,7 +15,7 @@ DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd $(shell python3 -c 'imp
 	$(shell command -v node >/dev/null || echo nodejs) $(shell command -v npm >/dev/null || echo npm)
 NODE_GATEWAY := gateway/node
 
-.PHONY: help setup system-packages python-env node-env cassandra-jars test demo clean distclean
+.PHONY: help setup system-packages python-env node-env cassandra-jars test test-slow demo clean distclean
 
 help:
 	@echo "make demo    set up, start the local Cassandra, apply the schema, run the pipeline"
@@ -70,7 +70,11 @@ test: setup
 	@$(MAKE) --no-print-directory -C firmware test
 	@node --test $(NODE_GATEWAY)/test/
 	@$(PYTHON) -m pytest
-	@$(PYTHON) -m pytest deploy/cluster/tests
+	@$(PYTHON) -m pytest deploy/cluster/tests -m "not slow"
+
+# Cluster operations that take minutes each: repair after lost hints, replacing a dead node, adding a fourth node.
+test-slow: setup
+	@$(PYTHON) -m pytest deploy/cluster/tests -m slow
 
 demo: setup
 	@deploy/demo/run

@@ -24,8 +24,7 @@ from telemetry_analytics.loader import CassandraLoader, greenhouse_readings  # n
 pytestmark = pytest.mark.cassandra
 
 SUBMIT = ROOT / "analytics" / "submit"
-LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
-REFERENCE_NODE, REFERENCE_HOST = "4", "127.0.0.4"  # the single node: its own one-node cluster beside the 3 nodes
+REFERENCE_HOST = "127.0.0.4"  # the single node: deploy/cluster/reference-node, a one-node cluster of its own
 DAYS = ("2026-05-03", "2026-05-05")  # first and last local day
 TZ = "Europe/Berlin"  # local days that straddle UTC days: two partitions per local day
 
@@ -67,14 +66,10 @@ def report_json(folder: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def single_node_result(tmp_path_factory):
-    """The jobs in local[*] against a single node (127.0.0.4, a one-node cluster of its own, started here and
-    stopped afterwards): (daily_summary, report.json)."""
-    state = ROOT / ".state" / "cluster-reference"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CASSANDRA_")}
-    env.update(CASSANDRA_STATE_DIR=str(state), CASSANDRA_LIB_DIR=str(ROOT / ".state" / "cassandra" / "lib"),
-               CASSANDRA_SEEDS=REFERENCE_HOST, CASSANDRA_CLUSTER_NAME="telemetry-reference", CASSANDRA_HEAP="512M")
-    subprocess.run(["rm", "-rf", str(state / f"node{REFERENCE_NODE}")], check=True)
-    run([LAUNCHER, "--node", REFERENCE_NODE, "start"], env=env)
+    """The jobs in local[*] against a single node (deploy/cluster/reference-node, started here and stopped
+    afterwards): (daily_summary, report.json)."""
+    reference = ROOT / "deploy" / "cluster" / "reference-node"
+    run([reference, "start"])
     try:
         keyspace = f"reference_{uuid.uuid4().hex[:8]}"
         run([MIGRATE, "--hosts", REFERENCE_HOST, "--keyspace", keyspace])
@@ -89,8 +84,7 @@ def single_node_result(tmp_path_factory):
         finally:
             cluster.shutdown()
     finally:
-        run([LAUNCHER, "--node", REFERENCE_NODE, "stop"], env=env, check=False)
-        subprocess.run(["rm", "-rf", str(state)], check=False)
+        run([reference, "stop"], check=False)
 
 
 def test_jobs_on_the_cluster_match_a_single_node(single_node_result, cassandra_cluster, rf3_keyspace, quorum,
