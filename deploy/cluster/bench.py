@@ -129,8 +129,10 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     corpus = work / f"frames-{args.frames}.txt"
     if not corpus.exists():
+        # backfill of 2 days: one frame per source every `interval` s gives enough frames; --count cuts there
+        interval = max(1, 2 * 86_400 * 20 // args.frames)
         sh(ROOT / ".venv" / "bin" / "telemetry-board-sim", "--output", corpus, "--sources", "20", "--count",
-           args.frames, "--rate", "0", "--days", "2")
+           args.frames, "--rate", "0", "--days", "2", "--interval", interval)
     with open(corpus, "rb") as f:
         frames = sum(1 for _ in f)
     rows = frames * 4
