@@ -70,9 +70,12 @@ def cassandra_node():
         launcher("stop", check=False)
 
 
-def connect(host: str) -> Cluster:
-    """A Cluster for host, or for TELEMETRY_CASSANDRA_HOSTS when set (with its credentials and TLS variables)."""
-    profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"), request_timeout=30)
+def connect(host: str, consistency: int | None = None) -> Cluster:
+    """A Cluster for host (or several, comma-separated), or for TELEMETRY_CASSANDRA_HOSTS when set (with its
+    credentials and TLS variables); its statements at `consistency` (a ConsistencyLevel) when given."""
+    levels = {} if consistency is None else {"consistency_level": consistency}
+    profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"), request_timeout=30,
+                               **levels)
     # Tests restart the node: reconnect every half second rather than backing off for minutes.
     return cluster_from_env(default_hosts=host, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                             reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))

@@ -268,6 +268,21 @@ class TimedWriter(PacedWriter):
         return self.stream.frame(n, t=self.t_base_ms + n, temp_in=n / 10, light=n % 100)
 
 
+def assert_each_frame_once(stored: dict[int, list[tuple[int, dict[str, float]]]], sent: set[int],
+                           writer: TimedWriter, who: str = "") -> None:
+    """Every frame sent is stored (stored_frames) exactly once, under ts = its explicit t, with its values; and
+    nothing else is."""
+    who = f"{who}: " if who else ""
+    missing = sorted(sent - stored.keys())
+    assert not missing, f"{who}sent {len(sent)}, stored {len(stored)}, lost {len(missing)}: {missing[:50]}"
+    assert stored.keys() == sent, f"{who}frames that were never sent: {sorted(stored.keys() - sent)[:20]}"
+    for n in sorted(stored):
+        assert len(stored[n]) == 1, f"{who}frame {n} stored {len(stored[n])} times: {stored[n]}"
+        ts, values = stored[n][0]
+        assert ts == writer.t_base_ms + n, f"{who}frame {n}: ts {ts}, sent with t={writer.t_base_ms + n}"
+        assert values == writer.expected_values(n), f"{who}frame {n}: {values}"
+
+
 def stored_frames(session, source: str, days) -> dict[int, list[tuple[int, dict[str, float]]]]:
     """{frame number: [(ts ms, {metric: value}), ...]} for every frame stored for source on those UTC days: a frame
     stored twice (under two timestamps) has two entries."""

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from cassandra import ConsistencyLevel
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
+
+from conftest import connect
 
 ROOT = Path(__file__).resolve().parents[3]
 CLUSTER = ROOT / "deploy" / "cluster"
@@ -71,13 +71,10 @@ def cassandra_cluster():
             run([SINGLE_LAUNCHER, "start"], check=False)
 
 
-def connect_cluster(hosts: list[str], consistency=ConsistencyLevel.QUORUM) -> Cluster:
-    """A driver Cluster whose statements read and write at `consistency` (QUORUM: what was acknowledged at
-    LOCAL_QUORUM is seen whichever replicas answer)."""
-    profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"),
-                               consistency_level=consistency, request_timeout=30)
-    return Cluster(hosts, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                   reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
+def connect_cluster(hosts: list[str], consistency=ConsistencyLevel.QUORUM):
+    """A driver Cluster (the suites' one connect helper) whose statements read and write at `consistency` (QUORUM:
+    what was acknowledged at LOCAL_QUORUM is seen whichever replicas answer)."""
+    return connect(",".join(hosts), consistency)
 
 
 @pytest.fixture(scope="module")

@@ -7,17 +7,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import uuid
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
-from cassandra.cluster import Cluster
+from cluster_fixtures import (MIGRATE, ROOT, SPARK_MASTER, cassandra_cluster, node, quorum,  # noqa: F401 (fixtures)
+                              rf3_keyspace, run)
+from conftest import connect
 
-from cluster_fixtures import (MIGRATE, ROOT, SPARK_MASTER, cassandra_cluster, connect_cluster, node,  # noqa: F401
-                              quorum, rf3_keyspace, run)
-
-import sys
 sys.path.insert(0, str(ROOT / "analytics"))
 from telemetry_analytics.loader import CassandraLoader, greenhouse_readings  # noqa: E402
 
@@ -73,7 +72,7 @@ def single_node_result(tmp_path_factory):
     try:
         keyspace = f"reference_{uuid.uuid4().hex[:8]}"
         run([MIGRATE, "--hosts", REFERENCE_HOST, "--keyspace", keyspace])
-        cluster = Cluster([REFERENCE_HOST])
+        cluster = connect(REFERENCE_HOST)
         try:
             session = cluster.connect()
             CassandraLoader(session, keyspace).write(readings())

@@ -12,8 +12,8 @@ import time
 import pytest
 
 from cluster_fixtures import connect_cluster, node, quorum, rf3_keyspace, cassandra_cluster  # noqa: F401 (fixtures)
-from harness import (GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, TimedWriter, stored_frames,
-                     utc_days_around_now, wait_for)
+from harness import (GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once,
+                     stored_frames, utc_days_around_now, wait_for)
 
 pytestmark = pytest.mark.cassandra
 
@@ -102,14 +102,7 @@ def test_frames_survive_two_of_three_nodes_dying(gateways, rf3_keyspace, cassand
         for name, writer in writers.items():
             numbers = {n for n, _, _ in sent[name]}
             stored = stored_frames(session, writer.stream.source, utc_days_around_now())
-            missing = sorted(numbers - stored.keys())
-            assert not missing, f"{name}: sent {len(numbers)}, lost {len(missing)}: {missing[:50]}"
-            assert stored.keys() == numbers, f"{name}: never sent: {sorted(stored.keys() - numbers)[:20]}"
-            for n in sorted(stored):
-                assert len(stored[n]) == 1, f"{name}: frame {n} stored {len(stored[n])} times: {stored[n]}"
-                ts, values = stored[n][0]
-                assert ts == writer.t_base_ms + n, f"{name}: frame {n}: ts {ts}, sent with t={writer.t_base_ms + n}"
-                assert values == writer.expected_values(n), f"{name}: frame {n}: {values}"
+            assert_each_frame_once(stored, numbers, writer, name)
             print(f"{name}: sent {len(numbers)}, stored {len(stored)} once each (allowed loss: 0); "
                   f"{seen['spooled without quorum'][name]:.0f} frames spooled without quorum; failed writes, retried: "
                   f"{errors_by_kind(gateways[name])} ({seen['errors without quorum'][name]} while without quorum)")
