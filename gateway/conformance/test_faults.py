@@ -30,6 +30,16 @@ def check_rows(session, writer: PacedWriter, sent, may_be_missing: set[int] = fr
         frames = stored_frames(session, writer.stream.source, utc_days_around_now())
         return frames if must <= frames.keys() else None
     stored = wait_for(landed, timeout, f"{len(must)} frames of {writer.stream.source} in Cassandra", interval=0.5)
+    # A read pages through the partition metric by metric: a frame written meanwhile can show in a later page and
+    # not in an earlier one, i.e. look half-stored. Read again until two reads agree: nothing is being written.
+    deadline = time.monotonic() + timeout
+    while True:
+        time.sleep(0.5)
+        again = stored_frames(session, writer.stream.source, utc_days_around_now())
+        if again == stored:
+            break
+        assert time.monotonic() < deadline, "the rows kept changing"
+        stored = again
     assert stored.keys() <= {n for n, _, _ in sent}, f"frames that were never sent: {stored.keys() - must}"
     sent_ms = {n: wall_ms for n, _, wall_ms in sent}
     previous_stamp = 0
