@@ -219,7 +219,10 @@ export class Spool {
     this._saveStamp = db.prepare('INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)');
     this._pageCount = db.prepare('PRAGMA page_count').pluck();
     this._freelistCount = db.prepare('PRAGMA freelist_count').pluck();
-    this._take = this._reader.prepare('SELECT id, source, ts_ms, received_ms, metrics, vals FROM frames '
+    // vals as hex, made into Buffers here: better-sqlite3 gives each blob a Buffer with a backing store of its own
+    // (a malloc and the GC's external-memory accounting per frame); a Buffer from a string comes from Node's pool.
+    // A take of 250k frames: 0.7 s of CPU as blobs, 0.44 s as hex.
+    this._take = this._reader.prepare('SELECT id, source, ts_ms, received_ms, metrics, hex(vals) AS vals FROM frames '
       + 'WHERE id > ? ORDER BY id LIMIT ?');
   }
 
@@ -382,7 +385,9 @@ export class Spool {
 
   /** The oldest frames with an id above afterId: [{id, source, ts_ms, received_ms, metrics, vals (Buffer)}]. */
   take(afterId, limit) {
-    return this._take.all(afterId, limit);
+    const frames = this._take.all(afterId, limit);
+    for (const frame of frames) frame.vals = Buffer.from(frame.vals, 'hex');
+    return frames;
   }
 
   /** Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many. */
