@@ -18,7 +18,7 @@ from pathlib import Path
 from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster, Session
 from cassandra.query import SimpleStatement
-from telemetry_cassandra import connect_cluster
+from telemetry_cassandra import connect_cluster, settings_from_env
 
 from migration_plan import Applied, Migration, MigrationError, load_migrations, pending
 
@@ -81,9 +81,11 @@ def replication_map(args: argparse.Namespace) -> dict[str, object]:
 
 def connect(args: argparse.Namespace) -> Cluster:
     """Hosts and TLS files from the arguments (their defaults are the TELEMETRY_CASSANDRA_* variables); the
-    credentials only from the environment, never from the command line, where `ps` shows them."""
-    return connect_cluster(args.hosts, port=args.port, username=os.environ.get("TELEMETRY_CASSANDRA_USERNAME"),
-                           password=os.environ.get("TELEMETRY_CASSANDRA_PASSWORD"), tls_ca=args.tls_ca,
+    credentials only from the environment (_USERNAME/_PASSWORD or _CREDENTIALS_FILE), never from the command line,
+    where `ps` shows them."""
+    env = settings_from_env(os.environ)
+    return connect_cluster(args.hosts, port=args.port, username=env["username"], password=env["password"],
+                           tls_ca=args.tls_ca,
                            tls_cert=args.tls_cert, tls_key=args.tls_key, connect_timeout=10)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,6 +24,28 @@ PROTOCOL_VERSION = 5
 OWN_OPTIONS = frozenset({"contact_points", "auth_provider", "ssl_context", "ssl_options"})
 
 
+class CredentialsFileError(ValueError):
+    """A credentials file that cannot be read ("unreadable") or lacks username/password strings ("required")."""
+
+    def __init__(self, reason: str, text: str) -> None:
+        super().__init__(text)
+        self.reason = reason
+
+
+def read_credentials_file(path: str) -> tuple[str, str]:
+    """(username, password) from a TOML file of `username = "…"` and `password = "…"` (the gateway's
+    credentials_file, deploy/local's admin.toml, systemd's LoadCredential=). The error names the file, never the
+    password."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise CredentialsFileError("unreadable", f"cannot read credentials_file {path}: {error}") from None
+    if not isinstance(data.get("username"), str) or not isinstance(data.get("password"), str):
+        raise CredentialsFileError("required", f"credentials_file {path} needs username and password strings")
+    return data["username"], data["password"]
+
+
 class TlsFileError(ValueError):
     """A TLS file that cannot be read or used; setting is "tls_ca" or "tls_cert" (the certificate and its key)."""
 
@@ -32,8 +55,9 @@ class TlsFileError(ValueError):
 
 
 def settings_from_env(env: Mapping[str, str], default_hosts: str = "127.0.0.1") -> dict[str, Any]:
-    """connect_cluster's arguments from TELEMETRY_CASSANDRA_HOSTS (comma-separated), _PORT, _USERNAME, _PASSWORD,
-    _TLS_CA, _TLS_CERT and _TLS_KEY. An empty variable counts as unset."""
+    """connect_cluster's arguments from TELEMETRY_CASSANDRA_HOSTS (comma-separated), _PORT, _USERNAME, _PASSWORD
+    (or _CREDENTIALS_FILE, when _USERNAME is unset), _TLS_CA, _TLS_CERT and _TLS_KEY. An empty variable counts as
+    unset."""
     def get(name: str) -> str | None:
         return env.get(ENV_PREFIX + name) or None
 
@@ -44,8 +68,11 @@ def settings_from_env(env: Mapping[str, str], default_hosts: str = "127.0.0.1") 
             port = int(port_text)
         except ValueError:
             raise ValueError(f"{ENV_PREFIX}PORT must be a port number, not {port_text!r}") from None
+    username, password = get("USERNAME"), get("PASSWORD")
+    if username is None and get("CREDENTIALS_FILE"):
+        username, password = read_credentials_file(get("CREDENTIALS_FILE"))
     return {"hosts": split_hosts(get("HOSTS") or default_hosts), "port": port,
-            "username": get("USERNAME"), "password": get("PASSWORD"),
+            "username": username, "password": password,
             "tls_ca": get("TLS_CA"), "tls_cert": get("TLS_CERT"), "tls_key": get("TLS_KEY")}
 
 

@@ -8,7 +8,8 @@ import pytest
 from cassandra.auth import PlainTextAuthProvider
 from cassandra.policies import ConstantReconnectionPolicy
 
-from telemetry_cassandra import TlsFileError, cluster_from_env, cluster_options, settings_from_env
+from telemetry_cassandra import (CredentialsFileError, TlsFileError, cluster_from_env, cluster_options,
+                                read_credentials_file, settings_from_env)
 
 ENV = "TELEMETRY_CASSANDRA_"
 
@@ -47,6 +48,35 @@ def test_every_variable_is_read():
 def test_empty_variables_count_as_unset():
     env = {f"{ENV}{name}": "" for name in ("HOSTS", "PORT", "USERNAME", "PASSWORD", "TLS_CA", "TLS_CERT", "TLS_KEY")}
     assert settings_from_env(env, default_hosts="127.0.0.2") == settings_from_env({}, default_hosts="127.0.0.2")
+
+
+def test_a_credentials_file_gives_the_username_and_password(tmp_path):
+    creds = tmp_path / "admin.toml"
+    creds.write_text('username = "telemetry_admin"\npassword = "p@ss \\"word\\""\n')
+    settings = settings_from_env({f"{ENV}CREDENTIALS_FILE": str(creds)})
+    assert (settings["username"], settings["password"]) == ("telemetry_admin", 'p@ss "word"')
+    # _USERNAME/_PASSWORD win over the file, as in the gateway's config
+    settings = settings_from_env({f"{ENV}CREDENTIALS_FILE": str(creds), f"{ENV}USERNAME": "u", f"{ENV}PASSWORD": "p"})
+    assert (settings["username"], settings["password"]) == ("u", "p")
+
+
+@pytest.mark.parametrize("text, reason", [(None, "unreadable"), ("username = ", "unreadable"),
+                                          ('username = "u"\n', "required"), ("username = 1\npassword = 'p'", "required")])
+def test_a_bad_credentials_file_is_named_without_its_content(tmp_path, text, reason):
+    creds = tmp_path / "creds.toml"
+    if text is not None:
+        creds.write_text(text)
+    with pytest.raises(CredentialsFileError) as caught:
+        settings_from_env({f"{ENV}CREDENTIALS_FILE": str(creds)})
+    assert caught.value.reason == reason
+    assert str(creds) in str(caught.value)
+
+
+def test_a_credentials_file_that_is_not_utf8_is_unreadable_not_a_crash(tmp_path):
+    creds = tmp_path / "creds.toml"
+    creds.write_bytes(b'username = "\xff"\npassword = "x"\n')
+    with pytest.raises(CredentialsFileError, match="cannot read"):
+        read_credentials_file(str(creds))
 
 
 def test_a_port_that_is_no_number_is_named():

@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from telemetry_cassandra import CredentialsFileError, read_credentials_file
+
 from .config_error import ConfigError
 from .serial_port_entries import BAUD_MAX, BAUD_MIN, SerialPort, parse_port_entries, with_baud
 
@@ -252,12 +254,6 @@ def read_credentials(config: CassandraConfig, env: Mapping[str, str] = os.enviro
     if not config.credentials_file:
         return None
     try:
-        with open(config.credentials_file, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError("cassandra.credentials_file", "unreadable",
-                          f"cannot read credentials_file {config.credentials_file}: {error}") from None
-    if not isinstance(data.get("username"), str) or not isinstance(data.get("password"), str):
-        raise ConfigError("cassandra.credentials_file", "required",
-                          f"credentials_file {config.credentials_file} needs username and password strings")
-    return data["username"], data["password"]
+        return read_credentials_file(config.credentials_file)
+    except CredentialsFileError as error:
+        raise ConfigError("cassandra.credentials_file", error.reason, str(error)) from None
