@@ -6,9 +6,12 @@ machine can each have a node; give each its own CASSANDRA_STATE_DIR and CASSANDR
 
 import errno
 import os
+import secrets
 import shlex
+import shutil
 import subprocess
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -101,6 +104,71 @@ def fresh_keyspace(cql):
 def migrate(*args: str) -> subprocess.CompletedProcess:
     hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS") or HOST  # where connect() goes too
     return subprocess.run([str(MIGRATE), "--hosts", hosts, *args], capture_output=True, text=True, timeout=300)
+
+
+# A node with authentication on (CASSANDRA_AUTH=1): a one-node cluster of its own on 127.0.0.2 (TELEMETRY_AUTH_TEST_NODE
+# picks another), started once per session by the tests that ask for it, with the schema, the roles and their
+# passwords applied by schema/migrate as the launcher's admin.
+AUTH_NODE = os.environ.get("TELEMETRY_AUTH_TEST_NODE", "2")
+AUTH_HOST = f"127.0.0.{AUTH_NODE}"
+AUTH_STATE = ROOT / ".state" / "cassandra-auth"
+AUTH_KEYSPACE = "telemetry_auth"
+
+
+def write_private(path: Path, text: str) -> Path:
+    path.unlink(missing_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        f.write(text)
+    return path
+
+
+@dataclass
+class AuthNode:
+    host: str
+    keyspace: str
+    admin_file: Path
+    passwords_file: Path
+    passwords: dict[str, str]  # role -> its current password (a rotation test updates it)
+
+    def credentials_file(self, folder: Path, role: str, password: str | None = None) -> Path:
+        """A 0600 credentials_file for role (with its current password unless another is given)."""
+        password = self.passwords[role] if password is None else password
+        return write_private(folder / f"{role}.toml", f'username = "{role}"\npassword = "{password}"\n')
+
+
+def auth_launcher(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEMETRY_", "CASSANDRA_"))}
+    env.update(CASSANDRA_STATE_DIR=str(AUTH_STATE), CASSANDRA_LIB_DIR=str(ROOT / ".state" / "cassandra" / "lib"),
+               CASSANDRA_SEEDS=AUTH_HOST, CASSANDRA_CLUSTER_NAME="telemetry-auth-test", CASSANDRA_AUTH="1",
+               CASSANDRA_HEAP="512M")
+    return subprocess.run([str(LAUNCHER), "--node", AUTH_NODE, *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def migrate_as_admin(node: AuthNode, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TELEMETRY_")}
+    env["TELEMETRY_CASSANDRA_CREDENTIALS_FILE"] = str(node.admin_file)
+    return subprocess.run([str(MIGRATE), "--hosts", node.host, "--keyspace", node.keyspace, *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def auth_node(tmp_path_factory) -> AuthNode:
+    auth_launcher("stop")  # one left by an interrupted run: its data is replaced
+    shutil.rmtree(AUTH_STATE / f"node{AUTH_NODE}", ignore_errors=True)
+    (AUTH_STATE / "admin.toml").unlink(missing_ok=True)
+    started = auth_launcher("start")
+    assert started.returncode == 0, f"node {AUTH_NODE} with authentication did not start:\n{started.stdout}\n{started.stderr}"
+    passwords = {role: secrets.token_urlsafe(16) for role in ("telemetry_gateway", "telemetry_analytics",
+                                                                "telemetry_reader")}
+    folder = tmp_path_factory.mktemp("auth")
+    passwords_file = write_private(folder / "role-passwords.toml",
+                                   "".join(f'{role} = "{password}"\n' for role, password in passwords.items()))
+    node = AuthNode(AUTH_HOST, AUTH_KEYSPACE, AUTH_STATE / "admin.toml", passwords_file, passwords)
+    migrated = migrate_as_admin(node, "--role-passwords", str(passwords_file))
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    yield node
+    auth_launcher("stop")
 
 
 @pytest.fixture

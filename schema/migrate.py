@@ -2,6 +2,10 @@
 
 Applied versions are recorded in <keyspace>.schema_migrations (one partition). A re-run does nothing; a file that
 changed after it was applied stops the run. A lightweight-transaction lock keeps two runs from interleaving.
+
+On a cluster that authorizes (CassandraAuthorizer), the roles of schema/roles/NNN_*.cql follow, recorded under the
+scope <keyspace>:roles; `--role-passwords FILE` then sets (or rotates) their passwords. Run it as an admin
+(TELEMETRY_CASSANDRA_CREDENTIALS_FILE=…/admin.toml).
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from pathlib import Path
 from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster, Session
 from cassandra.query import SimpleStatement
-from telemetry_cassandra import connect_cluster, settings_from_env
+from telemetry_cassandra import connect_cluster, login_refused, settings_from_env
 
 from migration_plan import Applied, Migration, MigrationError, load_migrations, pending
+from role_passwords import declared_roles, read_role_passwords
 
 SCHEMA_DIR = Path(__file__).resolve().parent
+ROLES_DIR = SCHEMA_DIR / "roles"
 LOCK_TTL_S = 600  # a run that dies holding the lock frees it after this long
 
 RECORD_TABLE = """
@@ -54,6 +60,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--readings-ttl", type=int, metavar="SECONDS",
                    help="set readings' default TTL (0 = keep forever); applies to rows written afterwards")
     p.add_argument("--status", action="store_true", help="print applied and pending migrations, change nothing")
+    p.add_argument("--role-passwords", type=Path, metavar="FILE",
+                   help="TOML of role = \"password\" (telemetry_gateway, telemetry_analytics, telemetry_reader): "
+                        "set or rotate those roles' passwords (needs authentication on the cluster)")
     p.add_argument("--tls-ca", default=env("TELEMETRY_CASSANDRA_TLS_CA"),
                    help="CA file: connect with TLS and verify the server (env TELEMETRY_CASSANDRA_TLS_CA)")
     p.add_argument("--tls-cert", default=env("TELEMETRY_CASSANDRA_TLS_CERT"),
@@ -132,6 +141,38 @@ def release_lock(session: Session, keyspace: str, owner: str) -> None:
                     [keyspace, owner])
 
 
+def authorization_on(session: Session) -> bool:
+    row = session.execute("SELECT value FROM system_views.settings WHERE name = 'authorizer.class_name'").one()
+    return row is not None and not row.value.endswith("AllowAllAuthorizer")
+
+
+def apply_roles(session: Session, keyspace: str, owner: str, passwords: dict[str, str] | None) -> None:
+    scope = f"{keyspace}:roles"
+    migrations = load_migrations(ROLES_DIR)
+    todo = pending(migrations, applied_migrations(session, scope))
+    for migration in todo:
+        apply(session, scope, migration, owner)
+    for role, password in (passwords or {}).items():
+        set_password(session, role, password)
+        print(f"password of role {role} set")
+    if passwords is None and todo:
+        print(f"roles {', '.join(declared_roles(migrations))} have no password until "
+              "`schema/migrate --role-passwords FILE` sets one")
+
+
+def set_password(session: Session, role: str, password: str) -> None:
+    # Cassandra refuses a second password change of a role within 5 s (a role just created counts).
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            session.execute(f"ALTER ROLE {role} WITH PASSWORD = %s", [password])
+            return
+        except Exception as error:
+            if "can only be changed every" not in str(error) or time.monotonic() >= deadline:
+                raise MigrationError(f"cannot set the password of role {role}: {type(error).__name__}") from None
+            time.sleep(1)
+
+
 def apply(session: Session, keyspace: str, migration: Migration, owner: str) -> None:
     for number, statement in enumerate(migration.statements, start=1):
         try:
@@ -149,6 +190,9 @@ def apply(session: Session, keyspace: str, migration: Migration, owner: str) -> 
 def run(args: argparse.Namespace) -> int:
     migrations = load_migrations(SCHEMA_DIR)
     replication = replication_map(args)
+    passwords = None
+    if args.role_passwords is not None:
+        passwords = read_role_passwords(args.role_passwords, declared_roles(load_migrations(ROLES_DIR)))
     try:
         cluster = connect(args)
     except ValueError as error:  # connection settings that do not go together, an unreadable TLS file
@@ -183,6 +227,12 @@ def run(args: argparse.Namespace) -> int:
             if args.readings_ttl is not None:
                 session.execute(f"ALTER TABLE readings WITH default_time_to_live = {args.readings_ttl}")
                 print(f"readings default TTL set to {args.readings_ttl} s")
+            if authorization_on(session):
+                apply_roles(session, args.keyspace, owner, passwords)
+            elif passwords is not None:
+                raise MigrationError("--role-passwords given, but this cluster does not authorize (authorizer is "
+                                     "AllowAllAuthorizer): start it with CASSANDRA_AUTH=1, or set "
+                                     "PasswordAuthenticator and CassandraAuthorizer in cassandra.yaml")
         finally:
             release_lock(session, args.keyspace, owner)
         print(f"keyspace {args.keyspace}: schema version {migrations[-1].version if migrations else 0} "
@@ -200,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"schema/migrate: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # connection refused, auth, timeouts: say it in one line, not a traceback
+        if login_refused(error):
+            print(f"schema/migrate: Cassandra at {args.hosts}:{args.port} refused the login: give an admin's "
+                  f"credentials in TELEMETRY_CASSANDRA_CREDENTIALS_FILE (e.g. the launcher's admin.toml) or "
+                  f"TELEMETRY_CASSANDRA_USERNAME/_PASSWORD ({error})", file=sys.stderr)
+            return 1
         print(f"schema/migrate: cannot migrate {args.keyspace} at {args.hosts}:{args.port}: "
               f"{type(error).__name__}: {error}", file=sys.stderr)
         return 1

@@ -1,13 +1,16 @@
-"""Exit 0 and print the release version when a CQL query on HOST PORT succeeds; exit 1 otherwise.
+"""Exit 0 and print the release version when a CQL query on HOST PORT succeeds; exit 3 when the node answers but
+refuses the credentials (or asks for some); exit 1 otherwise.
 
-With --tls-ca (and optionally --tls-cert/--tls-key) the query goes over TLS, verifying the node against the CA."""
+With --tls-ca (and optionally --tls-cert/--tls-key) the query goes over TLS, verifying the node against the CA.
+Credentials: TELEMETRY_CASSANDRA_USERNAME/_PASSWORD or _CREDENTIALS_FILE (the launcher passes admin.toml)."""
 
 import argparse
 import logging
+import os
 import sys
 
 from cassandra.policies import WhiteListRoundRobinPolicy
-from telemetry_cassandra import connect_cluster
+from telemetry_cassandra import connect_cluster, login_refused, settings_from_env
 
 logging.disable(logging.WARNING)  # a node that is still starting makes the driver log connection errors
 parser = argparse.ArgumentParser()
@@ -17,14 +20,16 @@ parser.add_argument("--tls-ca")
 parser.add_argument("--tls-cert")
 parser.add_argument("--tls-key")
 args = parser.parse_args()
-cluster = connect_cluster([args.host], port=args.port, tls_ca=args.tls_ca, tls_cert=args.tls_cert,
+credentials = settings_from_env(os.environ)
+cluster = connect_cluster([args.host], port=args.port, username=credentials["username"],
+                          password=credentials["password"], tls_ca=args.tls_ca, tls_cert=args.tls_cert,
                           tls_key=args.tls_key, connect_timeout=3, control_connection_timeout=3,
                           load_balancing_policy=WhiteListRoundRobinPolicy([args.host]))
 try:
     session = cluster.connect()
     print(session.execute("SELECT release_version FROM system.local", timeout=5).one().release_version)
-except Exception as error:  # any failure means "not answering yet"
+except Exception as error:  # any other failure means "not answering yet"
     print(f"{type(error).__name__}: {error}", file=sys.stderr)
-    sys.exit(1)
+    sys.exit(3 if login_refused(error) else 1)
 finally:
     cluster.shutdown()

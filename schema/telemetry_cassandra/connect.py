@@ -14,8 +14,9 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cassandra import AuthenticationFailed
 from cassandra.auth import PlainTextAuthProvider
-from cassandra.cluster import Cluster
+from cassandra.cluster import Cluster, NoHostAvailable
 
 ENV_PREFIX = "TELEMETRY_CASSANDRA_"
 DEFAULT_PORT = 9042
@@ -44,6 +45,14 @@ def read_credentials_file(path: str) -> tuple[str, str]:
     if not isinstance(data.get("username"), str) or not isinstance(data.get("password"), str):
         raise CredentialsFileError("required", f"credentials_file {path} needs username and password strings")
     return data["username"], data["password"]
+
+
+def login_refused(error: BaseException) -> bool:
+    """The nodes answered and refused the login (wrong or missing credentials), as opposed to not answering."""
+    if isinstance(error, AuthenticationFailed):
+        return True
+    errors = error.errors if isinstance(error, NoHostAvailable) else None
+    return bool(errors) and all(isinstance(e, AuthenticationFailed) for e in errors.values())
 
 
 class TlsFileError(ValueError):

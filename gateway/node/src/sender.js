@@ -19,6 +19,13 @@ import { errorKind } from './write-error-kinds.js';
 import { Chunk, WriteLedger } from './write-ledger.js';
 import { planWrites } from './write-plan.js';
 
+// What an operator does about a failed connect, by error kind (the same words in every gateway).
+const CONNECT_ACTIONS = {
+  unauthorized: 'check the Cassandra credentials (credentials_file, read again at each attempt, or '
+    + 'TELEMETRY_CASSANDRA_USERNAME/_PASSWORD); retrying; frames are kept in the spool',
+  other: 'retrying; frames are kept in the spool',
+};
+
 // `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
 // write of each per chunk would double the requests.
 const FLUSH_MS = 500;
@@ -113,8 +120,9 @@ export class Sender {
     } catch (error) { // unreachable, auth, schema missing: retried; the spool keeps the frames
       await client.shutdown().catch(() => {});
       this.metrics.cassandra_up.set(0);
-      this.log.event('warning', 'cassandra_unreachable', { error: error?.name ?? 'Error',
-        detail: String(error?.message).slice(0, 200), action: 'retrying; frames are kept in the spool' });
+      const kind = errorKind(error);
+      this.log.event('warning', 'cassandra_unreachable', { error: error?.name ?? 'Error', kind,
+        detail: String(error?.message).slice(0, 200), action: CONNECT_ACTIONS[kind] ?? CONNECT_ACTIONS.other });
       return false;
     }
     this.client = client;

@@ -35,6 +35,13 @@ from .write_error_kinds import error_kind
 from .write_ledger import Chunk, DayChanges, WriteLedger
 from .write_plan import plan_writes
 
+# What an operator does about a failed connect, by error kind (the same words in every gateway).
+CONNECT_ACTIONS = {
+    "unauthorized": "check the Cassandra credentials (credentials_file, read again at each attempt, or "
+                    "TELEMETRY_CASSANDRA_USERNAME/_PASSWORD); retrying; frames are kept in the spool",
+    "other": "retrying; frames are kept in the spool",
+}
+
 # `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
 # write of each per chunk would double the requests.
 FLUSH_S = 0.5
@@ -118,8 +125,9 @@ class Sender:
             if cluster is not None:
                 cluster.shutdown()
             self._metrics.cassandra_up.set(0)
-            self._log.event(logging.WARNING, "cassandra_unreachable", error=type(error).__name__,
-                            detail=str(error)[:200], action="retrying; frames are kept in the spool")
+            kind = error_kind(error)
+            self._log.event(logging.WARNING, "cassandra_unreachable", error=type(error).__name__, kind=kind,
+                            detail=str(error)[:200], action=CONNECT_ACTIONS.get(kind, CONNECT_ACTIONS["other"]))
             return False
         self._cluster, self._session = cluster, session
         self._connect_attempts = 0
