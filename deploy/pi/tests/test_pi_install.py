@@ -1,0 +1,162 @@
+"""deploy/pi/install and uninstall, for real, into a temporary root seeded like a Debian system with systemd (its
+passwd, group and shadow files, systemd's own units): users, files, owners, modes, the enabled unit passing
+`systemd-analyze verify --root`, the installed gateway running, a second install changing nothing but the gateway,
+and uninstall keeping the data unless --purge.
+
+The Python install builds its venv from requirements.lock with pip (about a minute: PyPI or pip's cache). The
+Node install copies this checkout's node_modules (--node-modules-from) instead of `npm ci`, which would build
+better-sqlite3 from source."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pi_units import PI, ROOT, verify_problems, systemd_analyze
+from telemetry_board_sim import encode_frame
+
+INSTALL, UNINSTALL = PI / "install", PI / "uninstall"
+EXAMPLE = ROOT / "gateway" / "python" / "telemetry-gateway.example.toml"
+NODE_MODULES = ROOT / "gateway" / "node" / "node_modules"
+# What install writes outside the gateway's own folder under /opt.
+INSTALLED = ["etc/sysusers.d/telemetry-gateway.conf", "etc/telemetry-gateway", "etc/telemetry-gateway/config.toml",
+             "etc/telemetry-gateway/credentials.toml", "var/lib/telemetry-gateway",
+             "etc/udev/rules.d/70-telemetry-serial.rules", "etc/modules-load.d/telemetry-gateway.conf"]
+
+
+def run(*command, check=True) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=600)
+    assert not check or result.returncode == 0, f"{command}: {result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def seeded_root(path: Path) -> Path:
+    """A root with what install expects of the system: accounts (with dialout) and systemd's units."""
+    (path / "etc").mkdir(parents=True)
+    for name in ("passwd", "group", "shadow", "gshadow"):
+        shutil.copy2(f"/etc/{name}", path / "etc" / name)
+    assert "\ndialout:" in "\n" + (path / "etc" / "group").read_text()
+    shutil.copytree("/lib/systemd/system", path / "usr" / "lib" / "systemd" / "system", symlinks=True)
+    return path
+
+
+def account(root: Path, name: str, database: str = "passwd") -> list[str] | None:
+    for line in (root / "etc" / database).read_text().splitlines():
+        if line.split(":")[0] == name:
+            return line.split(":")
+    return None
+
+
+def owner_and_mode(path: Path) -> tuple[int, int, str]:
+    st = path.lstat()
+    return st.st_uid, st.st_gid, oct(stat.S_IMODE(st.st_mode))
+
+
+def frame_decoded_by(command: Path) -> dict:
+    line = encode_frame("pi1", 7, [("temp_in", 21.5)])
+    result = subprocess.run([str(command), "decode"], input=line, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout.decode().splitlines()[0])
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    root = seeded_root(tmp_path_factory.mktemp("pi") / "root")
+    run(INSTALL, "--root", root)
+    return root
+
+
+def test_the_user_config_state_and_modes(installed):
+    user = account(installed, "telemetry")
+    group = account(installed, "telemetry", "group")
+    assert user and group, "no telemetry user or group in the root's passwd/group"
+    uid, gid = int(user[2]), int(group[2])
+    assert int(user[3]) == gid and user[5:] == ["/var/lib/telemetry-gateway", "/usr/sbin/nologin"]
+    assert uid < 1000, "not a system user"
+    assert "telemetry" in account(installed, "dialout", "group")[3].split(",")
+    assert owner_and_mode(installed / "etc/telemetry-gateway") == (0, gid, "0o750")
+    assert owner_and_mode(installed / "etc/telemetry-gateway/config.toml") == (0, gid, "0o640")
+    assert (installed / "etc/telemetry-gateway/config.toml").read_text() == EXAMPLE.read_text()
+    assert owner_and_mode(installed / "etc/telemetry-gateway/credentials.toml") == (0, 0, "0o600")
+    assert owner_and_mode(installed / "var/lib/telemetry-gateway") == (uid, gid, "0o750")
+    assert (installed / "etc/modules-load.d/telemetry-gateway.conf").read_text().split("\n")[-3:] == \
+        ["usbserial", "cdc_acm", ""]
+    rule = (installed / "etc/udev/rules.d/70-telemetry-serial.rules").read_text()
+    assert 'SYMLINK+="telemetry/$env{ID_SERIAL_SHORT}"' in rule and "ttyUSB[0-9]*|ttyACM[0-9]*" in rule
+    # Nothing the service user may change in its own code.
+    venv = installed / "opt/telemetry-gateway/venv"
+    assert not [p for p in venv.rglob("*") if not p.is_symlink() and (p.lstat().st_mode & 0o022 or p.lstat().st_uid)]
+
+
+def test_the_unit_is_installed_enabled_and_verifies(installed):
+    unit = installed / "etc/systemd/system/telemetry-gateway.service"
+    assert unit.read_text() == (PI / "telemetry-gateway.service").read_text()
+    assert owner_and_mode(unit) == (0, 0, "0o644")
+    wanted = installed / "etc/systemd/system/multi-user.target.wants/telemetry-gateway.service"
+    assert os.readlink(wanted) == "/etc/systemd/system/telemetry-gateway.service"
+    # --root: systemd-analyze finds the unit, its targets and its ExecStart inside the root.
+    result = systemd_analyze("verify", f"--root={installed}", "telemetry-gateway.service")
+    assert result.returncode == 0 and "telemetry-gateway" not in result.stderr, result.stderr
+
+
+def test_the_installed_gateway_runs(installed):
+    command = installed / "opt/telemetry-gateway/venv/bin/telemetry-gateway"
+    assert frame_decoded_by(command)["kind"] == "frame"
+    result = subprocess.run([str(command.parent / "python"), "-m", "pip", "check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_a_second_install_keeps_config_and_credentials(installed):
+    def snapshot():
+        return {p: owner_and_mode(installed / p) for p in INSTALLED}
+
+    config, credentials = installed / "etc/telemetry-gateway/config.toml", installed / "etc/telemetry-gateway/credentials.toml"
+    before = snapshot()
+    config.write_text(config.read_text().replace('ports = ["/dev/ttyUSB0"]', 'ports = ["/dev/telemetry/A10K3XYZ"]'))
+    credentials.write_text('username = "telemetry_gateway"\npassword = "s3cret"\n')
+    run(INSTALL, "--root", installed)
+    assert snapshot() == before
+    assert 'ports = ["/dev/telemetry/A10K3XYZ"]' in config.read_text()
+    assert 'password = "s3cret"' in credentials.read_text()
+    assert [line.split(":")[0] for line in (installed / "etc/passwd").read_text().splitlines()].count("telemetry") == 1
+
+
+def test_node_install_replaces_the_python_unit_then_uninstall_keeps_data_unless_purge(installed):
+    run(INSTALL, "--node", "--root", installed, "--node-modules-from", NODE_MODULES)
+    wants = installed / "etc/systemd/system/multi-user.target.wants"
+    assert sorted(p.name for p in wants.iterdir()) == ["telemetry-gateway-node.service"]
+    unit = installed / "etc/systemd/system/telemetry-gateway-node.service"
+    assert unit.read_text() == (PI / "telemetry-gateway-node.service").read_text()
+    result = systemd_analyze("verify", f"--root={installed}", unit.name)
+    assert result.returncode == 0 and "telemetry-gateway" not in result.stderr, result.stderr
+    node_home = installed / "opt/telemetry-gateway-node"
+    assert frame_decoded_by(node_home / "bin/telemetry-gateway-node")["kind"] == "frame"
+    assert not (node_home / "contract").is_symlink() and (node_home / "contract/spool.sql").is_file()
+    assert not (node_home / "test").exists()
+
+    spooled = installed / "var/lib/telemetry-gateway/spool.sqlite"
+    spooled.write_bytes(b"frames not yet in Cassandra")
+    run(UNINSTALL, "--root", installed)
+    assert not list((installed / "etc/systemd/system").glob("telemetry-gateway*.service"))
+    assert not wants.exists() or not list(wants.iterdir())
+    assert not (installed / "opt/telemetry-gateway").exists() and not node_home.exists()
+    assert not (installed / "etc/udev/rules.d/70-telemetry-serial.rules").exists()
+    assert spooled.read_bytes() == b"frames not yet in Cassandra"
+    assert (installed / "etc/telemetry-gateway/credentials.toml").exists() and account(installed, "telemetry")
+
+    run(UNINSTALL, "--root", installed, "--purge")
+    assert not (installed / "var/lib/telemetry-gateway").exists()
+    assert not (installed / "etc/telemetry-gateway").exists()
+    assert account(installed, "telemetry") is None and account(installed, "telemetry", "group") is None
+    assert "telemetry" not in account(installed, "dialout", "group")[3].split(",")
+
+
+def test_install_on_the_system_itself_needs_root(tmp_path):
+    result = run("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", INSTALL, check=False)
+    assert result.returncode == 1 and "run as root" in result.stderr
