@@ -35,15 +35,18 @@ CXXFLAGS += -DDECIMAL_DIG=__DECIMAL_DIG__
 CXXFLAGS_STD = -std=gnu++11 -fno-threadsafe-statics -flto
 TARGET = $(SKETCH_NAME)
 
-# Build-time settings given on the command line become -D flags; changing one rebuilds from scratch because
-# arduino-mk does not track flags.
+# Build-time settings given on the command line become -D flags. Each combination builds in a folder of its own,
+# build/<sketch>-<SETTING><value>... (e.g. build/sensor_node-NODE_ID3-SAMPLE_SECONDS5/), so node variants live side
+# by side (scripts/radio-sim runs six at once); without settings the build goes to build/<sketch>/.
 SETTING_FLAGS := $(foreach s,$(SKETCH_SETTINGS),$(if $($(s)),-D$(s)=$($(s)))) \
                  $(foreach s,$(SKETCH_STRING_SETTINGS),$(if $($(s)),-D$(s)='"$($(s))"'))
 CPPFLAGS += $(SETTING_FLAGS)
-OBJDIR = $(FIRMWARE_DIR)/build/$(SKETCH_NAME)
-SETTINGS_STAMP = $(OBJDIR)/.settings
-ifneq ($(strip $(SETTING_FLAGS)),$(strip $(shell cat $(SETTINGS_STAMP) 2>/dev/null)))
-$(shell rm -rf $(OBJDIR) && mkdir -p $(OBJDIR) && printf '%s\n' '$(strip $(SETTING_FLAGS))' > $(SETTINGS_STAMP))
-endif
+SETTINGS_SUFFIX := $(subst $(eval) ,,$(foreach s,$(SKETCH_SETTINGS) $(SKETCH_STRING_SETTINGS),$(if $($(s)),-$(s)$(subst /,_,$(subst $(eval) ,_,$($(s)))))))
+OBJDIR = $(FIRMWARE_DIR)/build/$(SKETCH_NAME)$(SETTINGS_SUFFIX)
 
 include $(ARDMK_DIR)/Arduino.mk
+
+# `make -s elf-path NODE_ID=3` prints where that variant's ELF is (scripts/radio-sim asks rather than guesses).
+.PHONY: elf-path
+elf-path:
+	@echo $(OBJDIR)/$(TARGET).elf

@@ -5,13 +5,11 @@
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +17,8 @@
 #include <simavr/avr_uart.h>
 #include <simavr/sim_avr.h>
 #include <simavr/sim_elf.h>
+
+#include "pty_link.h"
 
 #define CPU_HZ 16000000ULL
 #define CYCLES_PER_MS (CPU_HZ / 1000)
@@ -101,25 +101,6 @@ static void no_host_sleep(avr_t* avr, avr_cycle_count_t how_long) {
   (void)how_long;  // simulated sleep costs no host time; -r paces in the main loop instead
 }
 
-static int open_pty(const char* link_path) {
-  pty_master = posix_openpt(O_RDWR | O_NOCTTY);
-  if (pty_master < 0 || grantpt(pty_master) || unlockpt(pty_master)) return perror("sim_uno: posix_openpt"), -1;
-  const char* slave_path = ptsname(pty_master);
-  // Held open so writes do not fail with EIO between readers; raw so the line discipline does not echo or
-  // translate bytes (a real USB serial adapter passes them through).
-  int slave = open(slave_path, O_RDWR | O_NOCTTY);
-  struct termios tio;
-  if (slave < 0 || tcgetattr(slave, &tio)) return perror("sim_uno: pty slave"), -1;
-  cfmakeraw(&tio);
-  cfsetspeed(&tio, B115200);
-  tcsetattr(slave, TCSANOW, &tio);
-  fcntl(pty_master, F_SETFL, fcntl(pty_master, F_GETFL) | O_NONBLOCK);
-  unlink(link_path);
-  if (symlink(slave_path, link_path)) return perror("sim_uno: symlink"), -1;
-  fprintf(stderr, "# sim: uart0 on %s -> %s\n", link_path, slave_path);
-  return 0;
-}
-
 // Bytes a gateway writes to the pty go to the board's UART0 input, as fast as its fifo takes them.
 static void pump_pty_input(avr_t* avr, avr_irq_t* uart_in) {
   uint8_t byte;
@@ -172,7 +153,7 @@ int main(int argc, char** argv) {
   avr_irq_t* uart_in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), uart_xon, NULL);
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uart_xoff, NULL);
-  if (pty_link && open_pty(pty_link)) return 1;
+  if (pty_link && (pty_master = pty_link_open(pty_link, "sim")) < 0) return 1;
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT),
                           pty_link ? uart_to_pty : uart_to_stdout, NULL);
 

@@ -1,0 +1,70 @@
+// The air between the radios: every packet on it with its start and end time, so receivers can tell whether it
+// reached them (channel, data rate, CRC length, address), whether another packet overlapped it (a collision), and
+// which seeded fault it met. Also the run's counters and the JSON-lines trace.
+#pragma once
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "faults.h"
+#include "sim_time.h"
+
+struct nrf24;
+
+enum packet_kind { PKT_DATA, PKT_ACK };
+enum packet_fault { FAULT_NONE, FAULT_LOSS, FAULT_CORRUPT, FAULT_SCRIPTED };
+
+#define AIR_MAX_RESULTS 8
+
+typedef struct packet {
+  uint32_t id;
+  int kind;
+  int node;             // sender's board number (0 = base station)
+  uint8_t channel, crc_bytes, aw, pid, no_ack, dpl, len;
+  uint16_t rate_kbps;
+  uint8_t addr[5];      // LSByte first, as written over SPI
+  uint8_t data[32];
+  ticks_t start, end;
+  uint32_t number;      // data: the sender's packet number; ack: the number of the packet it acknowledges
+  int attempt;          // data: 0 for the first transmission; ack: the attempt it acknowledges
+  uint32_t ack_of;      // ack: id of the data packet
+  int fault;
+  int collided;         // another packet overlapped it on its channel (both are lost: no capture effect)
+  int evaluated;        // a receiver has decided about it (nothing may overlap it later)
+  int acked;            // ack: its PTX took it
+  int result_count;
+  struct {
+    int node;
+    const char* what;   // delivered, dup_dropped, rx_full, collision, lost, crc_error, ...
+  } results[AIR_MAX_RESULTS];
+} packet_t;
+
+typedef struct {
+  uint64_t delivered, lost, dup_dropped, acks_lost, collisions, max_rt;
+} air_stats_t;
+
+typedef struct air {
+  faults_t faults;
+  rng_t rng;
+  FILE* trace;
+  packet_t* packets;    // on the air or recently so, oldest first
+  int count, capacity;
+  uint32_t next_id;
+  struct nrf24* radios[8];
+  int radio_count;
+  air_stats_t stats;
+} air_t;
+
+void air_init(air_t* air, const faults_t* faults, FILE* trace);
+void air_free(air_t* air);
+void air_attach(air_t* air, struct nrf24* radio);
+
+// Puts a packet on the air from p's fields (start, end, addressing, payload); picks its fault, tells every
+// listening radio to look at it when it ends, and returns its id.
+uint32_t air_transmit(air_t* air, const packet_t* p);
+packet_t* air_find(air_t* air, uint32_t id);
+void air_result(packet_t* p, int node, const char* what);
+
+// Forgets packets that ended before `before` (every board is past them), writing their trace lines.
+void air_prune(air_t* air, ticks_t before);
+void air_trace_line(air_t* air, ticks_t t, int node, const char* line);  // a board's UART line, for the trace
