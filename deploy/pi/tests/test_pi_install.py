@@ -1,25 +1,31 @@
 """deploy/pi/install and uninstall, for real, into a temporary root seeded like a Debian system with systemd (its
 passwd, group and shadow files, systemd's own units): users, files, owners, modes, the enabled unit passing
-`systemd-analyze verify --root`, the installed gateway running, a second install changing nothing but the gateway,
-and uninstall keeping the data unless --purge.
+`systemd-analyze verify --root`, the installed gateway started as its unit starts it (unit_sandbox.py), a second
+install changing nothing but the gateway, the Node gateway replacing the Python one, and uninstall keeping the
+data unless --purge. The tests run in file order on one root, each building on the one before.
 
-The Python install builds its venv from requirements.lock with pip (about a minute: PyPI or pip's cache). The
-Node install copies this checkout's node_modules (--node-modules-from) instead of `npm ci`, which would build
-better-sqlite3 from source."""
+The Python install builds its venv with the system's python3 from requirements.lock with pip (about a minute:
+PyPI or pip's cache). The Node install copies this checkout's node_modules (--node-modules-from) instead of
+`npm ci`, which would build better-sqlite3 from source."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from pi_units import PI, ROOT, verify_problems, systemd_analyze
+from harness import Board, Stream, free_port, scrape_metrics, wait_for
+from pi_units import PI, ROOT, systemd_analyze
 from telemetry_board_sim import encode_frame
+from unit_sandbox import SYSTEMD_PATH, start_unit
 
 INSTALL, UNINSTALL = PI / "install", PI / "uninstall"
 EXAMPLE = ROOT / "gateway" / "python" / "telemetry-gateway.example.toml"
@@ -31,7 +37,9 @@ INSTALLED = ["etc/sysusers.d/telemetry-gateway.conf", "etc/telemetry-gateway", "
 
 
 def run(*command, check=True) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=600)
+    # The system's python3 and node, as on a Pi (not a python3 of the user's own, e.g. pyenv's).
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, PATH=SYSTEMD_PATH))
     assert not check or result.returncode == 0, f"{command}: {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -66,10 +74,71 @@ def frame_decoded_by(command: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    root = seeded_root(tmp_path_factory.mktemp("pi") / "root")
+def work() -> Path:
+    """Outside /tmp (the sandbox mounts an empty /tmp) and open to the service user (pytest's tmp folders are not)."""
+    (ROOT / ".state").mkdir(exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix="pi-tests-", dir=ROOT / ".state"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+@pytest.fixture(scope="module")
+def installed(work) -> Path:
+    root = seeded_root(work / "root")
     run(INSTALL, "--root", root)
     return root
+
+
+def gateway_runs_as_its_unit_starts_it(installed: Path, work: Path, unit_name: str) -> None:
+    """With the installed config, credentials and unit (overrides in the unit's EnvironmentFile): ready, reads a
+    root:dialout 0660 serial port, spools a frame (Cassandra unreachable) in the state directory, stops on SIGTERM
+    with status 0; then with credentials lacking a password, the gateway names the file at %d/cassandra."""
+    board = Board(work / "ttyUSB-board")
+    os.chown(os.readlink(board.link), 0, int(account(installed, "dialout", "group")[2]))
+    os.chmod(os.readlink(board.link), 0o660)
+    metrics_port = free_port()
+    spool = installed / "var/lib/telemetry-gateway/spool.sqlite"
+    environment = installed / "etc/telemetry-gateway/environment"
+    environment.write_text(f"TELEMETRY_SERIAL_PORTS={board.link}\nTELEMETRY_SPOOL_PATH={spool}\n"
+                           f"TELEMETRY_CASSANDRA_PORT=1\nTELEMETRY_METRICS_LISTEN=127.0.0.1:{metrics_port}\n")
+    log = work / f"{unit_name}.log"
+    started = start_unit(installed, unit_name, work, log)
+    metric = lambda name, **labels: (scrape_metrics(metrics_port) or {}).get(  # noqa: E731
+        (name, tuple(sorted(labels.items()))), 0)
+    try:
+        assert started.messages("READY=1")[-1].startswith("READY=1"), log.read_text()
+        wait_for(lambda: metric("telemetry_gateway_input_up", input=str(board.link)) == 1, 30, "the port open")
+        board.write(Stream("pi1").frame(1, temp_in=20.5))
+        wait_for(lambda: metric("telemetry_gateway_spool_frames") == 1, 30, "the frame in the spool")
+        started.process.send_signal(signal.SIGTERM)
+        assert started.process.wait(timeout=30) == 0, log.read_text()
+        started.messages("STOPPING=1")
+    finally:
+        if started.process.poll() is None:
+            started.process.kill()
+        started.notify.close()
+    output = log.read_text()
+    assert "event=serial_absent" not in output and "Traceback" not in output, output
+    user = account(installed, "telemetry")
+    assert owner_and_mode(spool)[:2] == (int(user[2]), int(user[3])) and owner_and_mode(spool)[2] == "0o600"
+
+    credentials = installed / "etc/telemetry-gateway/credentials.toml"
+    kept = credentials.read_text()
+    credentials.write_text('username = "telemetry_gateway"\n')
+    started = start_unit(installed, unit_name, work, log)
+    expected = f"credentials_file {started.credentials}/cassandra needs username and password strings"
+    try:
+        wait_for(lambda: expected in log.read_text(), 30, "the credentials error")
+    finally:
+        credentials.write_text(kept)
+        if started.process.poll() is None:
+            started.process.kill()
+        started.notify.close()
+        environment.unlink()
+        board.unplug()
+        for path in spool.parent.glob("spool.sqlite*"):  # the next gateway starts with an empty spool
+            path.unlink()
 
 
 def test_the_user_config_state_and_modes(installed):
@@ -112,6 +181,10 @@ def test_the_installed_gateway_runs(installed):
     assert result.returncode == 0, result.stdout
 
 
+def test_the_installed_unit_runs_the_python_gateway(installed, work):
+    gateway_runs_as_its_unit_starts_it(installed, work, "telemetry-gateway.service")
+
+
 def test_a_second_install_keeps_config_and_credentials(installed):
     def snapshot():
         return {p: owner_and_mode(installed / p) for p in INSTALLED}
@@ -127,7 +200,7 @@ def test_a_second_install_keeps_config_and_credentials(installed):
     assert [line.split(":")[0] for line in (installed / "etc/passwd").read_text().splitlines()].count("telemetry") == 1
 
 
-def test_node_install_replaces_the_python_unit_then_uninstall_keeps_data_unless_purge(installed):
+def test_node_install_replaces_the_python_unit(installed):
     run(INSTALL, "--node", "--root", installed, "--node-modules-from", NODE_MODULES)
     wants = installed / "etc/systemd/system/multi-user.target.wants"
     assert sorted(p.name for p in wants.iterdir()) == ["telemetry-gateway-node.service"]
@@ -140,6 +213,14 @@ def test_node_install_replaces_the_python_unit_then_uninstall_keeps_data_unless_
     assert not (node_home / "contract").is_symlink() and (node_home / "contract/spool.sql").is_file()
     assert not (node_home / "test").exists()
 
+
+def test_the_installed_unit_runs_the_node_gateway(installed, work):
+    gateway_runs_as_its_unit_starts_it(installed, work, "telemetry-gateway-node.service")
+
+
+def test_uninstall_keeps_the_data_unless_purge(installed):
+    wants = installed / "etc/systemd/system/multi-user.target.wants"
+    node_home = installed / "opt/telemetry-gateway-node"
     spooled = installed / "var/lib/telemetry-gateway/spool.sqlite"
     spooled.write_bytes(b"frames not yet in Cassandra")
     run(UNINSTALL, "--root", installed)

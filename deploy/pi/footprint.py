@@ -1,0 +1,157 @@
+"""deploy/pi/footprint: what a gateway costs a Raspberry Pi in a greenhouse. Simulated boards (telemetry-board-sim,
+the benchmark's boards_on_pty) send 6 sources' frames at 1 frame/s each on a pty; the gateway (the conformance
+harness's GatewayUnderTest, config and all) reads it as a serial port and writes to a real Cassandra. After a
+warm-up, it measures from /proc/PID: CPU (user + system, % of one core, from stat), resident memory (VmRSS, sampled
+every second) and bytes written to disk (write_bytes from io: what reaches the storage layer, SD-card wear) per
+frame accepted, for each gateway and each spool fsync policy. Prints figures and the targets of issue #17 at the
+default policy (batch): at most 2% of one core, at most 1 KB written per frame. Asserts nothing.
+
+Cassandra: the hosts of TELEMETRY_CASSANDRA_HOSTS (default 127.0.0.1) with the schema applied to --keyspace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "gateway" / "conformance"), str(ROOT / "gateway" / "benchmark")]
+from board_input import boards_on_pty  # noqa: E402
+from harness import GATEWAY_COMMANDS, GatewayUnderTest  # noqa: E402
+from process_usage import cpu_seconds  # noqa: E402
+
+POLICIES = ("batch", "interval")  # gateway/contract/config.md, spool.fsync; batch is the default
+TARGET_CPU_PERCENT = 2.0
+TARGET_BYTES_PER_FRAME = 1024
+
+
+@dataclass
+class Footprint:
+    gateway: str
+    policy: str
+    seconds: float
+    cpu_percent: float
+    rss_mb_mean: float
+    rss_mb_max: float
+    frames: int  # accepted by the gateway while measured
+    frames_written: int  # acknowledged by Cassandra while measured
+    bytes_written: int
+
+    @property
+    def bytes_per_frame(self) -> float:
+        return self.bytes_written / self.frames if self.frames else float("nan")
+
+
+def write_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("write_bytes:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no write_bytes in /proc/{pid}/io")
+
+
+def rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+
+def measure(name: str, policy: str, args: argparse.Namespace, work: Path) -> Footprint:
+    tmp = Path(tempfile.mkdtemp(prefix=f"{name}-{policy}-", dir=work))
+    link = tmp / "ttyUSB-boards"
+    board = boards_on_pty(link, frames=0, sources=args.sources, rate=args.sources * args.rate)
+    # GatewayUnderTest starts the command GATEWAY_COMMAND names, as in the conformance suite.
+    os.environ["GATEWAY_COMMAND"] = shlex.join(GATEWAY_COMMANDS[name])
+    hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1").split(",")
+    gateway = GatewayUnderTest.configure(tmp, [link], args.keyspace, hosts, fsync=policy)
+    try:
+        gateway.start()
+        pid = gateway.process.pid
+        time.sleep(args.warm_up)
+        accepted = lambda: int(gateway.metric("telemetry_gateway_frames_accepted_total", format="v1"))  # noqa: E731
+        written = lambda: int(gateway.metric("telemetry_gateway_frames_written_total"))  # noqa: E731
+        t0, cpu0, io0, frames0, written0 = time.monotonic(), cpu_seconds(pid), write_bytes(pid), accepted(), written()
+        rss = []
+        while time.monotonic() - t0 < args.seconds:
+            rss.append(rss_mb(pid))
+            time.sleep(1)
+        t1, cpu1, io1, frames1, written1 = time.monotonic(), cpu_seconds(pid), write_bytes(pid), accepted(), written()
+    finally:
+        if gateway.process is not None and gateway.process.poll() is None:
+            gateway.process.send_signal(signal.SIGTERM)
+            try:
+                gateway.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                gateway.kill()
+        board.terminate()
+        board.wait(timeout=10)
+    return Footprint(name, policy, t1 - t0, 100 * (cpu1 - cpu0) / (t1 - t0), sum(rss) / len(rss), max(rss),
+                     frames1 - frames0, written1 - written0, io1 - io0)
+
+
+def print_figures(results: list[Footprint], args: argparse.Namespace) -> None:
+    hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1")
+    print(f"\nPi footprint: {args.sources} sources x {args.rate:g} frame/s on one pty, {args.seconds:g} s measured "
+          f"after {args.warm_up:g} s of warm-up, Cassandra {hosts} keyspace {args.keyspace}\n")
+    print("| gateway | spool.fsync | CPU, % of one core | RSS MB, mean / max | written to disk per frame "
+          "| frames accepted | frames written to Cassandra |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        print(f"| {r.gateway} | {r.policy} | {r.cpu_percent:.2f} | {r.rss_mb_mean:.1f} / {r.rss_mb_max:.1f} "
+              f"| {r.bytes_per_frame:,.0f} B | {r.frames} | {r.frames_written} |")
+    print(f"\nTargets at the default policy (batch): CPU at most {TARGET_CPU_PERCENT:g}% of one core, at most "
+          f"{TARGET_BYTES_PER_FRAME} B written per frame")
+    for r in results:
+        if r.policy == "batch":
+            cpu = "met" if r.cpu_percent <= TARGET_CPU_PERCENT else "MISSED"
+            disk = "met" if r.bytes_per_frame <= TARGET_BYTES_PER_FRAME else "MISSED"
+            print(f"  {r.gateway}: CPU {cpu} ({r.cpu_percent:.2f}%), bytes per frame {disk} "
+                  f"({r.bytes_per_frame:,.0f} B)")
+    for r in results:
+        if r.frames_written < r.frames * 0.9:
+            print(f"  note: {r.gateway}/{r.policy} wrote {r.frames_written} of {r.frames} frames to Cassandra: is it "
+                  "reachable, with the schema applied?")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="deploy/pi/footprint", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="1 minute per gateway and policy instead of 10 (for CI)")
+    p.add_argument("--seconds", type=float, help="measured seconds per gateway and policy (default 600, quick 60)")
+    p.add_argument("--warm-up", type=float, default=10, help="seconds before measuring (default %(default)s)")
+    p.add_argument("--gateways", default=",".join(GATEWAY_COMMANDS), help="default: %(default)s")
+    p.add_argument("--policies", default=",".join(POLICIES), help="spool.fsync policies (default: %(default)s)")
+    p.add_argument("--sources", type=int, default=6, help="simulated boards (default %(default)s)")
+    p.add_argument("--rate", type=float, default=1.0, help="frames/s per source (default %(default)s)")
+    p.add_argument("--keyspace", default="telemetry", help="default: %(default)s")
+    args = p.parse_args()
+    args.seconds = args.seconds or (60 if args.quick else 600)
+    for name in args.gateways.split(","):
+        if name not in GATEWAY_COMMANDS:
+            p.error(f"no gateway named {name!r}; known: {', '.join(GATEWAY_COMMANDS)}")
+    for policy in args.policies.split(","):
+        if policy not in POLICIES:
+            p.error(f"no fsync policy {policy!r}; known: {', '.join(POLICIES)}")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    work = ROOT / ".state" / "pi-footprint"  # on disk, not tmpfs: write_bytes counts what reaches storage
+    work.mkdir(parents=True, exist_ok=True)
+    results = []
+    for policy in args.policies.split(","):
+        for name in args.gateways.split(","):
+            print(f"footprint: {name}, fsync {policy}: {args.warm_up:g} + {args.seconds:g} s", flush=True)
+            results.append(measure(name, policy, args, work))
+    print_figures(results, args)
+
+
+if __name__ == "__main__":
+    main()
