@@ -1,0 +1,26 @@
+"""A smoke run of deploy/pi/footprint (seconds, not its 1 or 10 minutes), Cassandra unreachable: both gateways are
+measured from /proc and a row of figures is printed for each, with the frames counted, and the unwritten frames
+are pointed out."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+from pi_units import PI
+
+
+def test_footprint_prints_figures_for_each_gateway():
+    result = subprocess.run([str(PI / "footprint"), "--seconds", "3", "--warm-up", "1", "--policies", "batch"],
+                            env=dict(os.environ, TELEMETRY_CASSANDRA_PORT="1"), capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for gateway in ("python", "node"):
+        row = re.search(rf"^\| {gateway} \| batch \| ([\d.]+) \| ([\d.]+) / ([\d.]+) \| ([\d,]+) B \| (\d+) \| 0 \|$",
+                        result.stdout, re.M)
+        assert row, result.stdout
+        cpu, rss_mean, rss_max, per_frame, frames = row.groups()
+        assert 0 < float(cpu) < 100 and 10 < float(rss_mean) <= float(rss_max) < 500
+        assert int(frames) >= 12  # 6 frames/s for 3 s, give or take a second
+        assert f"note: {gateway}/batch wrote 0 of {frames} frames to Cassandra" in result.stdout
