@@ -6,6 +6,7 @@ import sys
 from typing import Callable
 
 from .local_days import BadInput
+from .spark_session import ConnectionFailed
 
 
 def run(job: str, main: Callable[[list[str]], int | None], argv: list[str]) -> None:
@@ -14,6 +15,9 @@ def run(job: str, main: Callable[[list[str]], int | None], argv: list[str]) -> N
     except BadInput as error:
         print(f"{job}: error: {error}", file=sys.stderr)
         code = 2
+    except ConnectionFailed as error:
+        print(f"{job}: failed: {error}", file=sys.stderr)
+        code = 1
     except Exception as error:  # a Java exception from Spark or the connector: its first line says what failed
         if type(error).__name__ not in ("Py4JJavaError", "AnalysisException", "IllegalArgumentException"):
             raise

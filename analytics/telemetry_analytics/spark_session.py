@@ -1,11 +1,20 @@
-"""The SparkSession of a job, and one-line operator logs with the start-up / work split."""
+"""The SparkSession of a job, connected the one way the Spark side connects to Cassandra (connection_conf), and
+one-line operator logs with the start-up / work split."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import secrets
+import shutil
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
+
+from .java_stores import StoreError, Stores, write_stores
+from .local_days import BadInput
 
 # Python-side timestamps: pyspark turns naive datetimes into epoch values with the process's local zone; pinning
 # it to UTC makes collected timestamps UTC, whatever the machine's zone.
@@ -26,16 +35,83 @@ def log(job: str, message: str) -> None:
     print(f"{job}: {message}", file=sys.stderr, flush=True)
 
 
+# Java system property read by the Cassandra driver's configuration over everything set programmatically: the
+# connector 3.5.1 hard-codes hostname-validation = false (its DefaultConnectionFactory) and has no setting for it.
+HOSTNAME_VALIDATION = "datastax-java-driver.advanced.ssl-engine-factory.hostname-validation"
+SSL = "spark.cassandra.connection.ssl."
+
+
+class ConnectionFailed(Exception):
+    """Cassandra refused or could not be reached; the text says why, without secrets (exit 1)."""
+
+
+def connector_conf(settings: dict, stores: Stores | None, cipher_suites: list[str]) -> dict[str, str]:
+    """The connector's settings for settings_from_env's dict (hosts, port, username, password, tls_*): credentials
+    as spark.cassandra.auth.*, TLS through the PKCS12 stores made from the PEM files. cipher_suites replaces the
+    connector's default (two TLS 1.2 RSA key-exchange suites, unusable with EC certificates or TLS 1.3)."""
+    conf = {"spark.cassandra.connection.host": ",".join(settings["hosts"]),
+            "spark.cassandra.connection.port": str(settings["port"])}
+    if settings["username"]:
+        conf["spark.cassandra.auth.username"] = settings["username"]
+        conf["spark.cassandra.auth.password"] = settings["password"] or ""
+    if stores is not None:
+        conf.update({SSL + "enabled": "true", SSL + "enabledAlgorithms": ",".join(cipher_suites),
+                     SSL + "trustStore.path": str(stores.truststore), SSL + "trustStore.password": stores.password,
+                     SSL + "trustStore.type": "PKCS12"})
+        if stores.keystore is not None:
+            conf.update({SSL + "clientAuth.enabled": "true", SSL + "keyStore.path": str(stores.keystore),
+                         SSL + "keyStore.password": stores.password, SSL + "keyStore.type": "PKCS12"})
+    return conf
+
+
+def connection_conf(hosts: str, port: int, submitted, jvm) -> dict[str, str]:
+    """The one way a job connects: hosts and port from its options, credentials and TLS as every other client of
+    the project takes them (telemetry_cassandra.settings_from_env: TELEMETRY_CASSANDRA_USERNAME / _PASSWORD or
+    _CREDENTIALS_FILE, _TLS_CA / _TLS_CERT / _TLS_KEY). Secrets go into the driver's SparkConf from this process,
+    never onto a command line. The PEM files become PKCS12 stores (random password) in a private temporary folder,
+    removed when the job ends. With TLS the driver also checks that the node's certificate names the address it
+    connected to (a system property for this JVM, extraJavaOptions for executors). Settings that do not go
+    together and files that cannot be used are BadInput, named, before Spark starts."""
+    from telemetry_cassandra import cluster_options, settings_from_env
+
+    try:
+        settings = {**settings_from_env(os.environ),
+                    "hosts": [host.strip() for host in hosts.split(",") if host.strip()], "port": port}
+        cluster_options(**settings)  # the same checks and file errors as every Python client
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    if not settings["tls_ca"]:
+        return connector_conf(settings, None, [])
+    folder = Path(tempfile.mkdtemp(prefix="telemetry-tls-"))  # 0700
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    try:
+        stores = write_stores(folder, secrets.token_urlsafe(24), settings["tls_ca"], settings["tls_cert"],
+                              settings["tls_key"])
+    except StoreError as error:
+        raise BadInput(str(error)) from None
+    jvm.java.lang.System.setProperty(HOSTNAME_VALIDATION, "true")
+    suites = list(jvm.javax.net.ssl.SSLContext.getDefault().getDefaultSSLParameters().getCipherSuites())
+    conf = connector_conf(settings, stores, suites)
+    if submitted.contains(SSL + "enabledAlgorithms"):  # spark-submit --conf wins
+        del conf[SSL + "enabledAlgorithms"]
+    executor_options = submitted.get("spark.executor.extraJavaOptions", "")
+    conf["spark.executor.extraJavaOptions"] = f"{executor_options} -D{HOSTNAME_VALIDATION}=true".strip()
+    return conf
+
+
 def start(job: str, hosts: str, port: int):
     """Settings a job cannot run without are set here, so a bare `spark-submit … analytics/<job>.py` works as
     long as --packages names the connector."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
+    SparkContext._ensure_initialized()  # the JVM spark-submit started, before any SparkContext
+    submitted = SparkConf()  # what spark-submit was given (--conf, SPARK_SUBMIT_EXTRA)
     builder = (SparkSession.builder.appName(f"telemetry-{job}")
                .config("spark.sql.extensions", "com.datastax.spark.connector.CassandraSparkExtensions")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.cassandra.connection.host", hosts)
-               .config("spark.cassandra.connection.port", str(port)))
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in connection_conf(hosts, port, submitted, SparkContext._jvm).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     submitted = spark.sparkContext.getConf()
     for key in CONSISTENCY_KEYS:
@@ -62,11 +138,64 @@ def _connect(spark, job: str) -> None:
     run whatever the data (seconds in a fresh JVM), so it belongs to start-up; until now it was paid by the first
     read and counted as work. The session stays open until stop(): the connector's cache hands the same session
     to every read and write of the job instead of closing it after a few idle seconds and reconnecting."""
+    from py4j.protocol import Py4JJavaError
+
     t0 = time.monotonic()
     jvm = spark.sparkContext._jvm
-    connector = jvm.com.datastax.spark.connector.cql.CassandraConnector.apply(spark.sparkContext._jsc.sc().getConf())
-    _sessions[id(spark)] = connector.openSession()
-    log(job, f"connector session open in {time.monotonic() - t0:.1f} s, start-up {time.monotonic() - T0:.1f} s")
+    conf = spark.sparkContext._jsc.sc().getConf()
+    connector = jvm.com.datastax.spark.connector.cql.CassandraConnector.apply(conf)
+    try:
+        session = connector.openSession()
+    except Py4JJavaError as error:
+        spark.stop()
+        raise ConnectionFailed(refusal(error.java_exception, conf.get("spark.cassandra.connection.host"),
+                                       conf.get("spark.cassandra.connection.port"),
+                                       conf.contains(SSL + "enabled"), conf.contains("spark.cassandra.auth.username"))
+                               ) from None
+    _sessions[id(spark)] = session
+    log(job, f"connector session open in {time.monotonic() - t0:.1f} s, start-up {time.monotonic() - T0:.1f} s; "
+             f"{security(session, conf, jvm)}")
+
+
+def security(session, conf, jvm) -> str:
+    """What the open session does for authentication and TLS, read back from the live driver (not from what was
+    asked for): user name, TLS, host name verification, client certificate."""
+    user = conf.get("spark.cassandra.auth.username", "")
+    who = f"as user {user}" if user else "without credentials"
+    if not session.getContext().getSslEngineFactory().isPresent():
+        return f"{who}, plain CQL (no TLS)"
+    options = jvm.com.datastax.oss.driver.api.core.config.DefaultDriverOption
+    checked = session.getContext().getConfig().getDefaultProfile().getBoolean(options.SSL_HOSTNAME_VALIDATION, False)
+    client = "with a client certificate" if conf.get(SSL + "clientAuth.enabled", "false") == "true" else \
+        "no client certificate"
+    return (f"{who}, TLS: node certificate verified against TELEMETRY_CASSANDRA_TLS_CA, "
+            f"host name {'checked' if checked else 'NOT checked'}, {client}")
+
+
+def refusal(java_error, hosts: str, port: str, tls: bool, credentials: bool) -> str:
+    """One line for a session that could not be opened: where, the innermost cause (what actually went wrong;
+    the driver nests it in three or four wrappers) and what to look at. Driver messages hold no passwords."""
+    causes, seen = [], java_error
+    while seen is not None and len(causes) < 20:
+        causes.append(seen)
+        suppressed = seen.getSuppressed()  # AllNodesFailedException keeps each node's error there
+        seen = seen.getCause() or (suppressed[0] if len(suppressed) else None)
+    root = causes[-1]
+    names = " ".join(c.getClass().getName() for c in causes)
+    text = f"cannot connect to Cassandra at {hosts}:{port}: {root.getClass().getSimpleName()}: {root.getMessage()}"
+    if "AuthenticationException" in names:
+        auth = [c for c in causes if "AuthenticationException" in c.getClass().getName()][0]
+        text = f"Cassandra at {hosts}:{port} refused the login: {auth.getMessage()}"
+        return text + ("; check the password in TELEMETRY_CASSANDRA_CREDENTIALS_FILE (or _PASSWORD): rotated?"
+                       if credentials else "; set TELEMETRY_CASSANDRA_CREDENTIALS_FILE (or _USERNAME and _PASSWORD)")
+    if "ssl" in names.lower():
+        return text + ("; the TLS handshake failed: is TELEMETRY_CASSANDRA_TLS_CA the CA that signed the node's "
+                       "certificate, does that certificate name the address connected to, and does the node want a "
+                       "client certificate (TELEMETRY_CASSANDRA_TLS_CERT/_TLS_KEY) signed by a CA it trusts?")
+    if not tls and "ClosedConnectionException" in names:
+        return text + ("; if the node accepts only TLS, set TELEMETRY_CASSANDRA_TLS_CA (and _TLS_CERT/_TLS_KEY "
+                       "if it wants a client certificate)")
+    return text
 
 
 def stop(spark) -> None:
