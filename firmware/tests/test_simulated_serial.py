@@ -2,7 +2,6 @@
 gateway reads /dev/ttyUSB0; each frame must be, byte for byte, what the reference encoder written from
 firmware/protocol/PROTOCOL.md makes of its fields."""
 
-import math
 import os
 import select
 import signal
@@ -13,18 +12,14 @@ from pathlib import Path
 
 from telemetry_board_sim import encode_frame
 
+from sim_expect import ntc_celsius
+
 FIRMWARE = Path(__file__).resolve().parents[1]
 
 SIM_UNO = FIRMWARE / "build" / "tests" / "sim_uno"
 ELF = FIRMWARE / "build" / "serial_node" / "serial_node.elf"
 VCC_MV = 5000
 TEMP_MV, LIGHT_MV = 2000, 3500  # A0: NTC divider (~30.4 °C), A1: photoresistor divider (70 %)
-
-
-def ntc_celsius(count: float) -> float:
-    """10 kΩ B=3950 NTC to ground under 10 kΩ, at ADC count `count` (independent of the firmware's math)."""
-    ohm = 10000.0 * count / (1023.0 - count)
-    return 1.0 / (1.0 / 298.15 + math.log(ohm / 10000.0) / 3950.0) - 273.15
 
 
 def read_lines(fd: int, want_frames: int, timeout_s: float) -> list[bytes]:

@@ -149,8 +149,6 @@ void board_free(board_t* b) {
   b->lines = NULL;
 }
 
-ticks_t board_now(const board_t* b) { return b->offset + b->avr->cycle; }
-
 // Simulated time is cheap only where the core sleeps. simavr 1.6 takes 100 us for every SPI byte, which the
 // sketches spend spinning on SPIF; that loop has no effect but its cycles, so while SPIF is clear and no
 // interrupt is pending the core skips, in whole 4-cycle turns of the loop, to just before the next timer (the SPI

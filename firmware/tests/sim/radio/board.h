@@ -5,10 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <simavr/sim_avr.h>
+
 #include "nrf24.h"
 #include "sim_time.h"
-
-struct avr_t;
 
 typedef struct {
   ticks_t t;  // simulated time of the line's first byte
@@ -35,7 +35,7 @@ typedef struct board {
 int board_init(board_t* b, int number, const char* elf, ticks_t offset, air_t* air, int with_radio,
                uint32_t vcc_mv, const uint32_t adc_mv[8]);
 void board_free(board_t* b);
-ticks_t board_now(const board_t* b);
+static inline ticks_t board_now(const board_t* b) { return b->offset + b->avr->cycle; }
 int board_step(board_t* b);              // one instruction (or one sleep until the next timer): simavr's state
 int board_sleeping(const board_t* b);
 void board_wake_radio_at(board_t* b, ticks_t t);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <simavr/sim_avr.h>
@@ -49,6 +50,12 @@ static void base_to_pty(board_t* b, uint8_t byte, void* ctx) {
   (void)b;
   (void)ctx;
   if (write(pty_fd, &byte, 1) < 0 && errno != EAGAIN && errno != EIO) perror("radio-sim: pty write");
+}
+
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int parse_probability(const char* text, double* out) {
@@ -114,6 +121,8 @@ int main(int argc, char** argv) {
   sim->stop = &stop_requested;
   sim->realtime = realtime;
   sim->wall_limit_s = 60 + (realtime ? 1 : 4) * seconds;
+  double cpu_start = cpu_ms();
+  sim->wall_start_ms = wall_ms();
   int outcome = lockstep_run_until(sim, (ticks_t)(seconds * 1000 * TICKS_PER_MS));
   lockstep_finish(sim);
   fflush(stdout);
@@ -121,6 +130,9 @@ int main(int argc, char** argv) {
   if (pty_path) unlink(pty_path);
   if (outcome == RUN_CRASHED) fprintf(stderr, "radio-sim: board %d crashed\n", sim->crashed_board);
   if (outcome == RUN_WATCHDOG) fprintf(stderr, "radio-sim: wall-clock watchdog after %.0f s\n", sim->wall_limit_s);
+  // For scripts/radio-sim-bench: the simulation's own wall and CPU time, builds and loading excluded.
+  fprintf(stderr, "# radio-sim: boards=%d wall_ms=%.0f cpu_ms=%.0f\n", sim->count, wall_ms() - sim->wall_start_ms,
+          cpu_ms() - cpu_start);
   const air_stats_t* st = &sim->air.stats;
   fprintf(stderr, "simulated_ms=%llu delivered=%llu lost=%llu dup_dropped=%llu acks_lost=%llu collisions=%llu "
           "max_rt=%llu\n", (unsigned long long)(lockstep_now(sim) / TICKS_PER_MS),
