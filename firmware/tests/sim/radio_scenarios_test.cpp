@@ -70,9 +70,10 @@ std::string rx(const json& packet, const std::string& who) {
   return packet["rx"].contains(who) ? packet["rx"][who].get<std::string>() : "(nothing)";
 }
 
-// "# sent ..." lines of a node, as (seq, ack, failures).
-std::vector<std::tuple<int, bool, int>> sends(const board_t* node) {
-  std::vector<std::tuple<int, bool, int>> out;
+using Sends = std::vector<std::tuple<int, bool, int>>;  // (seq, acked, failures) of each "# sent" line
+
+Sends sends(const board_t* node) {
+  Sends out;
   std::regex line(R"(# sent seq=(\d+) metrics=4 vbat_mv=33\d\d ack=(yes|no) failures=(\d+))");
   for (const Line& l : RadioNet::lines(node, "# sent ")) {
     std::smatch m;
@@ -87,6 +88,16 @@ std::vector<long> seqs(const std::vector<Frame>& frames) {
   for (const Frame& f : frames) out.push_back(f.seq);
   return out;
 }
+
+// The base station and node 1 (booted at 150 ms, sampling every 2 s) run for 5 simulated seconds: samples 0, 1, 2.
+struct OneNode {
+  explicit OneNode(const faults_t& faults) : net(faults), base(net.base()), node(net.node(1, 150, kInputs)) {
+    net.run_until_ms(5000);
+  }
+  RadioNet net;
+  board_t* base;
+  board_t* node;
+};
 
 faults_t drop(const char* spec, int ack) {
   faults_t f{};
@@ -111,7 +122,7 @@ TEST(RadioSim, EndToEndFramesCarryTheInjectedVoltagesWithoutGaps) {
     EXPECT_EQ(f.source, "node1");
     expect_node_values(f, kInputs);
   }
-  std::vector<std::tuple<int, bool, int>> expected_sends;
+  Sends expected_sends;
   for (int i = 0; i < 6; ++i) expected_sends.emplace_back(i, true, 0);
   EXPECT_EQ(sends(node), expected_sends);
   // What went over the air is exactly what came out of the base station.
@@ -132,12 +143,10 @@ TEST(RadioSim, EndToEndFramesCarryTheInjectedVoltagesWithoutGaps) {
 }
 
 TEST(RadioSim, ADroppedPacketIsRetransmittedAndArrivesOnce) {
-  RadioNet net(drop("1:1", 0));
-  board_t* base = net.base();
-  board_t* node = net.node(1, 150, kInputs);
-  net.run_until_ms(5000);
-  EXPECT_EQ(seqs(RadioNet::frames(base)), (std::vector<long>{0, 1, 2}));
-  EXPECT_EQ(sends(node), (std::vector<std::tuple<int, bool, int>>{{0, true, 0}, {1, true, 0}, {2, true, 0}}));
+  OneNode run(drop("1:1", 0));
+  RadioNet& net = run.net;
+  EXPECT_EQ(seqs(RadioNet::frames(run.base)), (std::vector<long>{0, 1, 2}));
+  EXPECT_EQ(sends(run.node), (Sends{{0, true, 0}, {1, true, 0}, {2, true, 0}}));
   std::vector<json> tx = transmissions(net.packets(), "data", "node1", 1);
   ASSERT_EQ(tx.size(), 2u);
   EXPECT_EQ(tx[0]["fault"], "scripted");
@@ -151,13 +160,11 @@ TEST(RadioSim, ADroppedPacketIsRetransmittedAndArrivesOnce) {
 }
 
 TEST(RadioSim, AllRetriesLostTheNodeCountsAFailureAndTheSeqHasAGap) {
-  RadioNet net(drop("1:1:all", 0));
-  board_t* base = net.base();
-  board_t* node = net.node(1, 150, kInputs);
-  net.run_until_ms(5000);
-  EXPECT_EQ(seqs(RadioNet::frames(base)), (std::vector<long>{0, 2}));
-  EXPECT_EQ(sends(node), (std::vector<std::tuple<int, bool, int>>{{0, true, 0}, {1, false, 1}, {2, true, 1}}));
-  std::vector<Line> failures = RadioNet::lines(base, "# node1 ");
+  OneNode run(drop("1:1:all", 0));
+  RadioNet& net = run.net;
+  EXPECT_EQ(seqs(RadioNet::frames(run.base)), (std::vector<long>{0, 2}));
+  EXPECT_EQ(sends(run.node), (Sends{{0, true, 0}, {1, false, 1}, {2, true, 1}}));
+  std::vector<Line> failures = RadioNet::lines(run.base, "# node1 ");
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0].text, "# node1 send_failures=1");  // carried by seq 2's payload
   std::vector<json> tx = transmissions(net.packets(), "data", "node1", 1);
@@ -173,12 +180,10 @@ TEST(RadioSim, AllRetriesLostTheNodeCountsAFailureAndTheSeqHasAGap) {
 }
 
 TEST(RadioSim, ALostAckIsRetransmittedAndDroppedAtTheRadioByPacketId) {
-  RadioNet net(drop("1:1", 1));
-  board_t* base = net.base();
-  board_t* node = net.node(1, 150, kInputs);
-  net.run_until_ms(5000);
-  EXPECT_EQ(seqs(RadioNet::frames(base)), (std::vector<long>{0, 1, 2}));
-  EXPECT_EQ(sends(node), (std::vector<std::tuple<int, bool, int>>{{0, true, 0}, {1, true, 0}, {2, true, 0}}));
+  OneNode run(drop("1:1", 1));
+  RadioNet& net = run.net;
+  EXPECT_EQ(seqs(RadioNet::frames(run.base)), (std::vector<long>{0, 1, 2}));
+  EXPECT_EQ(sends(run.node), (Sends{{0, true, 0}, {1, true, 0}, {2, true, 0}}));
   std::vector<json> packets = net.packets();
   std::vector<json> data = transmissions(packets, "data", "node1", 1), acks = transmissions(packets, "ack", "base", 1);
   ASSERT_EQ(data.size(), 2u);
@@ -209,7 +214,7 @@ TEST(RadioSim, ARestartedNodesRepeatedSeqZeroReachesTheSerialLineUnlessItsPacket
     if (radio_restarts) board_set_radio(node, 1);
     net.run_until_ms(1000);
     EXPECT_EQ(RadioNet::lines(node, "# boot ").size(), 2u);
-    EXPECT_EQ(sends(node), (std::vector<std::tuple<int, bool, int>>{{0, true, 0}, {0, true, 0}}));
+    EXPECT_EQ(sends(node), (Sends{{0, true, 0}, {0, true, 0}}));
     std::vector<Line> frames = RadioNet::lines(base, "$");
     std::vector<json> tx = net.packets();
     std::vector<json> first = transmissions(tx, "data", "node1", 0), second = transmissions(tx, "data", "node1", 1);
@@ -268,7 +273,7 @@ TEST(RadioSim, NodesBootingTogetherCollideOnEveryAttempt) {
   net.run_until_ms(3000);
   EXPECT_TRUE(RadioNet::frames(base).empty());
   for (board_t* node : nodes) {
-    EXPECT_EQ(sends(node), (std::vector<std::tuple<int, bool, int>>{{0, false, 1}, {1, false, 2}}));
+    EXPECT_EQ(sends(node), (Sends{{0, false, 1}, {1, false, 2}}));
   }
   std::vector<json> packets = net.packets();
   for (int id = 1; id <= 6; ++id) {
