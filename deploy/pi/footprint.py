@@ -104,15 +104,16 @@ def print_figures(results: list[Footprint], args: argparse.Namespace) -> None:
     print(f"\nPi footprint: {args.sources} sources x {args.rate:g} frame/s on one pty, {args.seconds:g} s measured "
           f"after {args.warm_up:g} s of warm-up, Cassandra {hosts} keyspace {args.keyspace}\n")
     print("| gateway | spool.fsync | CPU, % of one core | RSS MB, mean / max | written to disk per frame "
-          "| frames accepted | frames written to Cassandra |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "| written to disk per second | frames accepted | frames written to Cassandra |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         print(f"| {r.gateway} | {r.policy} | {r.cpu_percent:.2f} | {r.rss_mb_mean:.1f} / {r.rss_mb_max:.1f} "
-              f"| {r.bytes_per_frame:,.0f} B | {r.frames} | {r.frames_written} |")
+              f"| {r.bytes_per_frame:,.0f} B | {r.bytes_written / r.seconds:,.0f} B | {r.frames} "
+              f"| {r.frames_written} |")
     print(f"\nTargets at the default policy (batch): CPU at most {TARGET_CPU_PERCENT:g}% of one core, at most "
           f"{TARGET_BYTES_PER_FRAME} B written per frame")
     for r in results:
-        if r.policy == "batch":
+        if r.policy == "batch" and r.frames:
             cpu = "met" if r.cpu_percent <= TARGET_CPU_PERCENT else "MISSED"
             disk = "met" if r.bytes_per_frame <= TARGET_BYTES_PER_FRAME else "MISSED"
             print(f"  {r.gateway}: CPU {cpu} ({r.cpu_percent:.2f}%), bytes per frame {disk} "
