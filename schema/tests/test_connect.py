@@ -3,6 +3,7 @@ connection to the local node."""
 
 import ssl
 import subprocess
+from pathlib import Path
 
 import pytest
 from cassandra.auth import PlainTextAuthProvider
@@ -12,22 +13,16 @@ from telemetry_cassandra import (CredentialsFileError, TlsFileError, cluster_fro
                                 read_credentials_file, settings_from_env)
 
 ENV = "TELEMETRY_CASSANDRA_"
-
-
-def self_signed(folder, name):
-    """A throwaway certificate and its key (a CA to trust, or a client certificate to present)."""
-    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-days", "1", "-subj", f"/CN={name}", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=30)
-    return str(cert), str(key)
+MAKE_TEST_CERTS = Path(__file__).resolve().parents[2] / "deploy" / "tls" / "make-test-certs"
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pki")
-    return {"ca": self_signed(folder, "test-ca"), "client": self_signed(folder, "client"),
-            "other": self_signed(folder, "other")}
+    """deploy/tls/make-test-certs' CA, its client certificate, and a key that is not the client certificate's."""
+    out = tmp_path_factory.mktemp("pki") / "certs"
+    subprocess.run([str(MAKE_TEST_CERTS), str(out)], check=True, capture_output=True, timeout=120)
+    return {"ca": str(out / "ca.crt"), "client": (str(out / "client.crt"), str(out / "client.key")),
+            "other_key": str(out / "wrong" / "client.key")}
 
 
 def test_without_variables_the_defaults():
@@ -135,17 +130,18 @@ def test_own_settings_cannot_be_smuggled_in_as_driver_options(option):
 
 
 def test_tls_verifies_the_node_against_the_ca_alone(pki):
-    context = cluster_options("127.0.0.1", tls_ca=pki["ca"][0])["ssl_context"]
+    context = cluster_options("127.0.0.1", tls_ca=pki["ca"])["ssl_context"]
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
-    assert [dict(field[0] for field in ca["subject"])["commonName"] for ca in context.get_ca_certs()] == ["test-ca"]
+    assert [dict(field[0] for field in ca["subject"])["commonName"]
+            for ca in context.get_ca_certs()] == ["telemetry test CA"]
 
 
 def test_tls_client_certificate_is_loaded_and_a_wrong_key_is_named(pki):
     cert, key = pki["client"]
-    assert isinstance(cluster_options("127.0.0.1", tls_ca=pki["ca"][0], tls_cert=cert, tls_key=key)["ssl_context"],
+    assert isinstance(cluster_options("127.0.0.1", tls_ca=pki["ca"], tls_cert=cert, tls_key=key)["ssl_context"],
                       ssl.SSLContext)
     with pytest.raises(TlsFileError, match=f"cannot use TLS client certificate {cert} with key") as refused:
-        cluster_options("127.0.0.1", tls_ca=pki["ca"][0], tls_cert=cert, tls_key=pki["other"][1])
+        cluster_options("127.0.0.1", tls_ca=pki["ca"], tls_cert=cert, tls_key=pki["other_key"])
     assert refused.value.setting == "tls_cert"
 
 

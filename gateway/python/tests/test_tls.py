@@ -1,6 +1,7 @@
 """TLS between the gateway and Cassandra, on a real node: node 3 (127.0.0.3, its own cluster and state under
 .state/cassandra-tls) started by deploy/local/cassandra with client-to-node encryption, from throwaway certificates
-made with openssl. First the node only proves who it is; then it also requires a client certificate (a restart)."""
+made by deploy/tls/make-test-certs. First the node only proves who it is; then it also requires a client
+certificate (a restart)."""
 
 import collections
 import os
@@ -22,15 +23,17 @@ pytestmark = pytest.mark.cassandra
 ROOT = Path(__file__).resolve().parents[3]
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
+MAKE_TEST_CERTS = ROOT / "deploy" / "tls" / "make-test-certs"
 GATEWAY = shutil.which("telemetry-gateway", path=str(Path(sys.executable).parent))
 NODE_GATEWAY = str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node")
-NODE, HOST = "3", "127.0.0.3"
+NODE = os.environ.get("TELEMETRY_TLS_TEST_NODE", "3")  # another number runs this module beside someone's node 3
+HOST = f"127.0.0.{NODE}"
 STATE = ROOT / ".state" / "cassandra-tls"  # jars fetched once; node3's data is wiped at each start of the module
 KEYSPACE = "telemetry_tls"
 
 
 class Pki(NamedTuple):
-    node_dir: Path  # for CASSANDRA_CLIENT_TLS_DIR: ca.crt, node.crt/.key, client.crt/.key
+    node_dir: Path  # make-test-certs' output, for CASSANDRA_CLIENT_TLS_DIR: ca.crt, node.crt/.key, client.crt/.key
     ca: Path
     client_cert: Path
     client_key: Path
@@ -39,42 +42,14 @@ class Pki(NamedTuple):
     wrong_client_key: Path
 
 
-def openssl(*args: str) -> None:
-    subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=30)
-
-
-def make_ca(folder: Path, name: str) -> tuple[Path, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    key, cert = folder / "ca.key", folder / "ca.crt"
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
-            "-subj", f"/CN={name}", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-            "-keyout", str(key), "-out", str(cert))
-    return cert, key
-
-
-def make_leaf(folder: Path, name: str, ca: tuple[Path, Path], cn: str, extensions: str) -> None:
-    """folder/name.key (unencrypted PKCS#8, as Cassandra's PEM factory reads it) and folder/name.crt signed by ca."""
-    key, csr, cert, ext = (folder / f"{name}.{suffix}" for suffix in ("key", "csr", "crt", "ext"))
-    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-subj", f"/CN={cn}", "-keyout", str(key), "-out", str(csr))
-    ext.write_text(f"{extensions}\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")
-    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca[0]), "-CAkey", str(ca[1]), "-CAcreateserial",
-            "-days", "2", "-extfile", str(ext), "-out", str(cert))
-    csr.unlink()
-    ext.unlink()
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory) -> Pki:
-    base = tmp_path_factory.mktemp("pki")
-    node_dir, wrong_dir = base / "node", base / "wrong"
-    ca = make_ca(node_dir, "telemetry test CA")
-    make_leaf(node_dir, "node", ca, HOST, f"subjectAltName=IP:{HOST}\nextendedKeyUsage=serverAuth")
-    make_leaf(node_dir, "client", ca, "gateway", "extendedKeyUsage=clientAuth")
-    (node_dir / "ca.key").unlink()  # nothing else gets signed
-    wrong = make_ca(wrong_dir, "some other CA")
-    make_leaf(wrong_dir, "client", wrong, "gateway", "extendedKeyUsage=clientAuth")
-    return Pki(node_dir, ca[0], node_dir / "client.crt", node_dir / "client.key", wrong[0],
+    node_dir = tmp_path_factory.mktemp("pki") / "node"
+    made = subprocess.run([str(MAKE_TEST_CERTS), str(node_dir), "--nodes", "0", "--hosts", HOST],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stdout + made.stderr
+    wrong_dir = node_dir / "wrong"
+    return Pki(node_dir, node_dir / "ca.crt", node_dir / "client.crt", node_dir / "client.key", wrong_dir / "ca.crt",
                wrong_dir / "client.crt", wrong_dir / "client.key")
 
 
