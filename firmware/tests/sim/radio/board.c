@@ -173,8 +173,12 @@ int board_step(board_t* b) {
 int board_sleeping(const board_t* b) { return b->avr->state == cpu_Sleeping; }
 
 void board_wake_radio_at(board_t* b, ticks_t t) {
-  ticks_t now = board_now(b);
-  avr_cycle_timer_register(b->avr, t > now ? t - now : 0, radio_timer, b);
+  uint64_t cycle = b->avr->cycle;
+  if (t > board_now(b)) {
+    cycle = (t - b->offset) * 1000000 / (uint64_t)(1000000 + b->clock_ppm);
+    while (board_time_at(b, cycle) < t) ++cycle;  // the first cycle at or after t
+  }
+  avr_cycle_timer_register(b->avr, cycle - b->avr->cycle, radio_timer, b);
 }
 
 void board_reset(board_t* b) {

@@ -19,6 +19,7 @@ typedef struct board {
   struct avr_t* avr;
   int number;              // 0 = base station, n = sensor node n
   ticks_t offset;          // simulated time at which this board's clock started
+  int32_t clock_ppm;       // how fast this board's clock runs against the simulation's, in parts per million
   uint32_t spi_wait_pc;    // flash address of the SPIF polling loop, skipped through (board_step), or 0
   uint32_t adc_mv[8];      // analog inputs A0-A7, re-applied after a reset
   nrf24_t radio;
@@ -35,7 +36,11 @@ typedef struct board {
 int board_init(board_t* b, int number, const char* elf, ticks_t offset, air_t* air, int with_radio,
                uint32_t vcc_mv, const uint32_t adc_mv[8]);
 void board_free(board_t* b);
-static inline ticks_t board_now(const board_t* b) { return b->offset + b->avr->cycle; }
+// The board's cycle count on the shared time line: a clock off by clock_ppm runs that much faster or slower.
+static inline ticks_t board_time_at(const board_t* b, uint64_t cycle) {
+  return b->offset + cycle + (ticks_t)((int64_t)cycle * b->clock_ppm / 1000000);
+}
+static inline ticks_t board_now(const board_t* b) { return board_time_at(b, b->avr->cycle); }
 int board_step(board_t* b);              // one instruction (or one sleep until the next timer): simavr's state
 int board_sleeping(const board_t* b);
 void board_wake_radio_at(board_t* b, ticks_t t);

@@ -73,13 +73,13 @@ int main(int argc, char** argv) {
       {"corrupt", 1, 0, O_CORRUPT}, {"drop-data", 1, 0, O_DROP_DATA}, {"drop-ack", 1, 0, O_DROP_ACK},
       {"trace", 1, 0, O_TRACE}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   int nodes = 0, realtime = 0, opt, bad = 0;
-  double seconds = 0;
+  double seconds = 0, sample_s = 60;  // the sketch's default SAMPLE_SECONDS
   const char *pty_path = NULL, *trace_path = NULL;
   faults_t faults = {.seed = 1};
   while ((opt = getopt_long(argc, argv, "rh", options, NULL)) != -1) {
     switch (opt) {
       case O_NODES: nodes = atoi(optarg); break;
-      case O_SAMPLE: break;  // the sample period is built into the node ELFs (scripts/radio-sim)
+      case O_SAMPLE: sample_s = atof(optarg); break;  // built into the node ELFs; here it spreads the boots
       case O_SECONDS: seconds = atof(optarg); break;
       case O_PTY: pty_path = optarg; break;
       case 'r': realtime = 1; break;
@@ -93,7 +93,9 @@ int main(int argc, char** argv) {
       default: return fputs(usage, stderr), opt == 'h' ? 0 : 1;
     }
   }
-  if (bad || nodes < 1 || nodes > 6 || seconds <= 0 || argc - optind != nodes + 1) return fputs(usage, stderr), 1;
+  if (bad || nodes < 1 || nodes > 6 || seconds <= 0 || sample_s <= 0 || argc - optind != nodes + 1) {
+    return fputs(usage, stderr), 1;
+  }
 
   FILE* trace = trace_path ? fopen(trace_path, "w") : NULL;
   if (trace_path && !trace) return perror(trace_path), 1;
@@ -105,12 +107,16 @@ int main(int argc, char** argv) {
   board_t* base = lockstep_add(sim, argv[optind], 0, 1, 5000, base_inputs);
   if (!base) return 1;
   for (int n = 1; n <= nodes; ++n) {
-    // Seeded boot offsets of 100-200 ms: identical nodes would otherwise stay in lockstep forever (simavr's
-    // watchdog is exact), and the base station is listening by then.
-    ticks_t offset = (ticks_t)((0.1 + 0.1 * rng_unit(&boot)) * 1000 * TICKS_PER_MS);
+    // Nodes switched on at seeded moments within one sample period, from 100 ms on (the base station listens by
+    // then): identical nodes booted together would transmit together for ever.
+    ticks_t offset = (ticks_t)((0.1 + sample_s * rng_unit(&boot)) * 1000 * TICKS_PER_MS);
     uint32_t adc_mv[8];
     node_inputs(n, adc_mv);
-    if (!lockstep_add(sim, argv[optind + n], offset, 1, NODE_VCC_MV, adc_mv)) return 1;
+    board_t* node = lockstep_add(sim, argv[optind + n], offset, 1, NODE_VCC_MV, adc_mv);
+    if (!node) return 1;
+    // Each node's clock off by up to +-0.5 % (the Uno's ceramic resonator; the watchdog's own oscillator, which
+    // simavr derives from it, is +-10 % on a real chip): nodes that once collide drift apart again, as real ones do.
+    node->clock_ppm = (int32_t)(10000 * rng_unit(&boot)) - 5000;
   }
   if (pty_path && (pty_fd = pty_link_open(pty_path, "radio-sim")) < 0) return 1;
   base->on_byte = pty_path ? base_to_pty : base_to_stdout;
