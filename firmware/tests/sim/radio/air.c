@@ -9,6 +9,7 @@
 #include "nrf24.h"
 
 #define RX_DECIDE_DELAY US(1)
+#define KEEP_AFTER_END US(20000)  // longer than any ACK wait (ARD <= 4 ms): an ACK can still refer to its packet
 
 void air_init(air_t* air, const faults_t* faults, FILE* trace) {
   memset(air, 0, sizeof *air);
@@ -34,8 +35,7 @@ static int pick_fault(air_t* air, const packet_t* p) {
   // Two draws per packet whatever the outcome, so one fault setting does not shift the others' random stream.
   double u_loss = rng_unit(&air->rng), u_corrupt = rng_unit(&air->rng);
   int ack = p->kind == PKT_ACK;
-  const packet_t* data = ack ? air_find(air, p->ack_of) : p;
-  if (data && faults_scripted(&air->faults, data->node, p->number, p->attempt, ack)) return FAULT_SCRIPTED;
+  if (faults_scripted(&air->faults, ack ? p->peer : p->node, p->number, p->attempt, ack)) return FAULT_SCRIPTED;
   if (u_loss < (ack ? air->faults.ack_loss : air->faults.loss)) return FAULT_LOSS;
   if (u_corrupt < air->faults.corrupt) return FAULT_CORRUPT;
   return FAULT_NONE;
@@ -127,7 +127,7 @@ static void finish(air_t* air, const packet_t* p) {
 
 void air_prune(air_t* air, ticks_t before) {
   int n = 0;
-  while (n < air->count && air->packets[n].end + US(100) < before) {
+  while (n < air->count && air->packets[n].end + KEEP_AFTER_END < before) {
     finish(air, &air->packets[n]);
     ++n;
   }

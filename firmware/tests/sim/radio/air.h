@@ -20,6 +20,7 @@ typedef struct packet {
   uint32_t id;
   int kind;
   int node;             // sender's board number (0 = base station)
+  int peer;             // ack: the board whose packet it acknowledges
   uint8_t channel, crc_bytes, aw, pid, no_ack, dpl, len;
   uint16_t rate_kbps;
   uint8_t addr[5];      // LSByte first, as written over SPI
@@ -65,6 +66,7 @@ uint32_t air_transmit(air_t* air, const packet_t* p);
 packet_t* air_find(air_t* air, uint32_t id);
 void air_result(packet_t* p, int node, const char* what);
 
-// Forgets packets that ended before `before` (every board is past them), writing their trace lines.
+// Forgets packets that ended well before `before` (every board is past them and their ACKs), writing their trace
+// lines.
 void air_prune(air_t* air, ticks_t before);
 void air_trace_line(air_t* air, ticks_t t, int node, const char* line);  // a board's UART line, for the trace

@@ -52,7 +52,7 @@ typedef struct nrf24 {
   int have_last;           // PID and CRC of the last packet taken, for duplicate detection (7.4.2)
   uint8_t last_pid;
   uint16_t last_crc;
-  uint32_t ack_for;        // PRX: the packet being acknowledged
+  packet_t ack;            // PRX: the ACK to send once the radio has turned around
 
   struct {
     ticks_t t;

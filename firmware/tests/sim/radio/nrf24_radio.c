@@ -197,6 +197,11 @@ static uint16_t packet_crc(const packet_t* p) {
 }
 
 static void send_ack(nrf24_t* r, const packet_t* p) {
+  packet_t ack = {.kind = PKT_ACK, .node = r->node, .peer = p->node, .channel = p->channel, .crc_bytes = p->crc_bytes,
+                  .aw = p->aw, .pid = p->pid, .rate_kbps = p->rate_kbps, .number = p->number,
+                  .attempt = p->attempt, .ack_of = p->id};
+  memcpy(ack.addr, p->addr, 5);
+  r->ack = ack;
   set_state(r, NRF_ACK_TX);  // deaf from here until the ACK is out and RX has settled again
   nrf24_schedule(r, p->end + T_SETTLE, EV_ACK_START, p->id);
 }
@@ -267,17 +272,11 @@ static void receive(nrf24_t* r, uint32_t id) {
   if (ack) send_ack(r, p);
 }
 
-static void start_ack(nrf24_t* r, uint32_t id) {
-  packet_t* data = air_find(r->air, id);
-  if (!data) return;
-  packet_t ack = {.kind = PKT_ACK, .node = r->node, .channel = r->reg[NRF_RF_CH],
-                  .crc_bytes = (uint8_t)nrf24_crc_bytes(r), .aw = data->aw, .pid = data->pid,
-                  .rate_kbps = nrf24_rate_kbps(r), .number = data->number, .attempt = data->attempt, .ack_of = id};
-  memcpy(ack.addr, data->addr, 5);
-  ack.start = now(r);
-  ack.end = ack.start + air_ticks(r, 0);
-  air_transmit(r->air, &ack);
-  nrf24_schedule(r, ack.end, EV_ACK_END, 0);
+static void start_ack(nrf24_t* r) {
+  r->ack.start = now(r);
+  r->ack.end = r->ack.start + air_ticks(r, 0);
+  air_transmit(r->air, &r->ack);
+  nrf24_schedule(r, r->ack.end, EV_ACK_END, 0);
 }
 
 static void ack_deadline(nrf24_t* r) {
@@ -314,7 +313,7 @@ static void handle(nrf24_t* r, int kind, uint32_t arg) {
       break;
     case EV_ACK_DEADLINE: ack_deadline(r); break;
     case EV_RX_END: receive(r, arg); break;
-    case EV_ACK_START: start_ack(r, arg); break;
+    case EV_ACK_START: start_ack(r); break;
     case EV_ACK_END:
       set_state(r, NRF_STANDBY_I);
       nrf24_update_mode(r);
