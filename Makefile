@@ -62,7 +62,7 @@ $(NODE_GATEWAY)/node_modules/.installed: $(NODE_GATEWAY)/package.json $(NODE_GAT
 cassandra-jars:
 	@$(CASSANDRA) fetch
 
-# Firmware host and simulator tests first (C++, seconds), the Node gateway's unit and vector tests (seconds), then
+# Firmware host and simulator tests first (C++, about two minutes, most of it the radio scenarios' 300 simulated s), the Node gateway's unit and vector tests (seconds), then
 # every Python suite (gateway, conformance, schema, launcher, firmware-on-a-pty) against the real local Cassandra,
 # then the cluster suites in a session of their own: one 3-node cluster and Spark master for all of them, on
 # 127.0.0.1-3 (the single node, which also answers on 127.0.0.1, is stopped meanwhile).
