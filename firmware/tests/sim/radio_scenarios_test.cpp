@@ -224,6 +224,44 @@ TEST(RadioSim, RandomLossOfPacketsAndAcksStillDeliversEverySampleOnce) {
   EXPECT_EQ(net.stats().max_rt, 0u);
 }
 
+TEST(RadioSim, CorruptedPacketsFailTheCrcAndAreSentAgain) {
+  faults_t faults{};
+  faults.seed = 4;
+  faults.corrupt = 0.3;
+  OneNode run(faults);
+  EXPECT_EQ(seqs(RadioNet::frames(run.base)), (std::vector<long>{0, 1, 2}));
+  size_t crc_errors = 0;
+  for (const json& p : run.net.packets()) {
+    if (p["fault"] == "corrupt") {
+      EXPECT_EQ(rx(p, p["kind"] == "data" ? "base" : "node1"), "crc_error");
+    }
+    crc_errors += p["fault"] == "corrupt" && p["kind"] == "data";
+  }
+  EXPECT_GT(crc_errors, 0u);
+  EXPECT_EQ(run.net.stats().lost, crc_errors);
+}
+
+// Five nodes 2 ms apart: the base station prints a frame per packet, ~7 ms each at 115200 baud once its 64-byte
+// serial buffer is full; meanwhile three packets fill its RX FIFO, the fifth is dropped without an ACK, and node 5
+// retries until there is room.
+TEST(RadioSim, AFullRxFifoDropsWithoutAckAndTheNodeRetries) {
+  RadioNet net;
+  board_t* base = net.base();
+  for (int id = 1; id <= 5; ++id) net.node(id, 150 + 2.0 * id, kInputs);
+  net.run_until_ms(1000);
+  for (int id = 1; id <= 5; ++id) {
+    EXPECT_EQ(seqs(RadioNet::frames(base, "node" + std::to_string(id))), (std::vector<long>{0})) << id;
+  }
+  std::vector<json> packets = net.packets();
+  std::vector<json> tx = transmissions(packets, "data", "node5", 0);
+  ASSERT_GE(tx.size(), 2u);
+  EXPECT_EQ(rx(tx[0], "base"), "rx_full");
+  EXPECT_EQ(transmissions(packets, "ack", "base", 0).size(), 5u);  // one per node, none for a dropped packet
+  for (size_t i = 1; i + 1 < tx.size(); ++i) EXPECT_EQ(rx(tx[i], "base"), "rx_full");
+  EXPECT_EQ(rx(tx.back(), "base"), "delivered");
+  EXPECT_EQ(net.stats().max_rt, 0u);
+}
+
 // A node that restarts (its MCU resets; the radio stays powered and keeps counting packet ids) sends seq 0 again
 // with the same content under a new packet id: the radio cannot tell, so the duplicate reaches the serial line
 // and only the gateway can drop it. Had the radio restarted too, its packet id would start over and repeat the
