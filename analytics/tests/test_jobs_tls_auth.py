@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -22,6 +20,8 @@ from typing import NamedTuple
 import pytest
 from telemetry_cassandra import connect_cluster, read_credentials_file
 
+from deploy.tls.tls_node import TlsNode, clean_env, make_test_certs
+
 import fixtures  # noqa: F401  (puts analytics/ on sys.path)
 import reference
 from fixtures import assert_matches, ms, summary_rows, thinned
@@ -30,9 +30,7 @@ from telemetry_analytics.loader import CassandraLoader, greenhouse_readings
 pytestmark = pytest.mark.cassandra
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
-MAKE_TEST_CERTS = ROOT / "deploy" / "tls" / "make-test-certs"
 SUBMIT = ROOT / "analytics" / "submit"
 NODE, HOST = "7", "127.0.0.7"
 STATE = ROOT / ".state" / "cassandra-analytics-tls"  # node7's data and admin.toml are replaced at each module start
@@ -43,12 +41,6 @@ TZ = "UTC"
 READINGS = [r for i, s in enumerate(("gh-a", "gh-b"))
             for r in thinned(greenhouse_readings(s, ms(2026, 3, 27), ms(2026, 3, 30), 300_000, seed=i), i)]
 EXPECTED = reference.daily(READINGS, TZ)
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without anybody's TELEMETRY_* or CASSANDRA_* settings, plus extra."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEMETRY_", "CASSANDRA_"))}
-    return {**env, **extra}
 
 
 class Pki(NamedTuple):
@@ -77,69 +69,13 @@ def private(path: Path, text: str) -> Path:
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory) -> Pki:
     base = tmp_path_factory.mktemp("analytics-tls")
-    made = subprocess.run([str(MAKE_TEST_CERTS), str(base / "pki"), "--nodes", "0", "--hosts", HOST],
-                          capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stderr
+    make_test_certs(base / "pki", "--nodes", "0", "--hosts", HOST)
     passwords = {role: secrets.token_urlsafe(16) for role in ("telemetry_gateway", ROLE, "telemetry_reader")}
     roles = private(base / "role-passwords.toml", "".join(f'{r} = "{p}"\n' for r, p in passwords.items()))
     mine = passwords[ROLE]
     return Pki(base / "pki", roles, mine,
                private(base / "analytics.toml", f'username = "{ROLE}"\npassword = "{mine}"\n'),
                private(base / "wrong.toml", f'username = "{ROLE}"\npassword = "{mine[::-1]}x"\n'))
-
-
-class Node:
-    """Node 7 with authentication and client TLS; `ensure` (re)starts it in the wanted client-auth mode, and the
-    first time applies the schema and roles and loads READINGS, as the admin."""
-
-    def __init__(self, pki: Pki) -> None:
-        self.pki = pki
-        self.require_client_auth: bool | None = None  # None: not started by us
-        self.ready = False
-
-    def launcher(self, *args: str, require_client_auth: bool = False) -> subprocess.CompletedProcess:
-        env = clean_env(CASSANDRA_STATE_DIR=str(STATE), CASSANDRA_LIB_DIR=str(ROOT / ".state" / "cassandra" / "lib"),
-                        CASSANDRA_SEEDS=HOST, CASSANDRA_HEAP="512M", CASSANDRA_CLUSTER_NAME="telemetry-analytics-tls",
-                        CASSANDRA_AUTH="1", CASSANDRA_CLIENT_TLS_DIR=str(self.pki.dir),
-                        CASSANDRA_CLIENT_TLS_REQUIRE_CLIENT_AUTH=str(require_client_auth).lower())
-        return subprocess.run([str(LAUNCHER), "--node", NODE, *args], env=env, capture_output=True, text=True,
-                              timeout=300)
-
-    def ensure(self, require_client_auth: bool) -> None:
-        if self.require_client_auth == require_client_auth:
-            return
-        if self.require_client_auth is not None:
-            self.stop()
-        begun = time.monotonic()
-        started = self.launcher("start", require_client_auth=require_client_auth)
-        assert started.returncode == 0, f"node {NODE} did not start:\n{started.stdout}\n{started.stderr}"
-        assert f"up: CQL at {HOST}:9042" in started.stdout and "authentication on" in started.stdout
-        print(f"node {NODE} (require_client_auth={require_client_auth}) up in {time.monotonic() - begun:.1f} s")
-        self.require_client_auth = require_client_auth
-        if not self.ready:
-            env = clean_env(TELEMETRY_CASSANDRA_CREDENTIALS_FILE=str(STATE / "admin.toml"),
-                            **self.pki.tls(client="client"))
-            done = subprocess.run([str(MIGRATE), "--hosts", HOST, "--keyspace", KEYSPACE, "--role-passwords",
-                                   str(self.pki.passwords)], env=env, capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, done.stdout + done.stderr
-            with self.admin() as session:
-                CassandraLoader(session, KEYSPACE).write(READINGS)
-            self.ready = True
-
-    def admin(self) -> "AdminSession":
-        return AdminSession(self.pki)
-
-    def stop(self) -> None:
-        stopped = self.launcher("stop")
-        if stopped.returncode != 0:  # still draining after the launcher's timeout: it is ours, end it
-            pidfile = STATE / f"node{NODE}" / "cassandra.pid"
-            if pidfile.exists():
-                try:
-                    os.kill(int(pidfile.read_text()), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        self.require_client_auth = None
-        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
 
 class AdminSession:
@@ -162,39 +98,47 @@ class AdminSession:
 
 @pytest.fixture(scope="module")
 def node(pki):
-    controller = Node(pki)
-    controller.launcher("stop")  # a node 7 of ours left from an interrupted run would have other certificates
-    shutil.rmtree(STATE / f"node{NODE}", ignore_errors=True)
-    (STATE / "admin.toml").unlink(missing_ok=True)
-    try:
-        yield controller
-    finally:
-        controller.stop()
+    """Node 7 with authentication and client TLS; `ensure` (re)starts it in the wanted client-auth mode, and after
+    the first start the schema, roles and passwords are applied and READINGS loaded, as the admin."""
+    def prepare(_node: TlsNode) -> None:
+        env = clean_env(TELEMETRY_CASSANDRA_CREDENTIALS_FILE=str(STATE / "admin.toml"), **pki.tls(client="client"))
+        done = subprocess.run([str(MIGRATE), "--hosts", HOST, "--keyspace", KEYSPACE, "--role-passwords",
+                               str(pki.passwords)], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        with AdminSession(pki) as session:
+            CassandraLoader(session, KEYSPACE).write(READINGS)
+
+    (STATE / "admin.toml").unlink(missing_ok=True)  # the first start makes a new admin
+    with TlsNode(NODE, STATE, pki.dir, "telemetry-analytics-tls", prepare=prepare, CASSANDRA_AUTH="1",
+                 CASSANDRA_HEAP="512M", CASSANDRA_LIB_DIR=str(ROOT / ".state" / "cassandra" / "lib")).owned() as tls:
+        yield tls
 
 
 @pytest.fixture
-def server_tls(node):
+def server_tls(node, pki):
     """The node verifies nobody's certificate; TLS proves the node to the client. No summary and no watermark yet."""
-    node.ensure(require_client_auth=False)
-    return reset(node)
+    started = node.ensure(require_client_auth=False)
+    assert started is None or "authentication on" in started.stdout
+    return reset(pki)
 
 
 @pytest.fixture
-def mutual_tls(node):
+def mutual_tls(node, pki):
     """The node requires a client certificate signed by its CA. No summary and no watermark yet."""
-    node.ensure(require_client_auth=True)
-    return reset(node)
+    started = node.ensure(require_client_auth=True)
+    assert started is None or "authentication on" in started.stdout
+    return reset(pki)
 
 
-def reset(node: Node) -> Node:
-    with node.admin() as session:
+def reset(pki: Pki) -> Pki:
+    with AdminSession(pki) as session:
         for table in ("daily_summary", "job_watermarks"):
             session.execute(f"TRUNCATE {KEYSPACE}.{table}", timeout=60)
-    return node
+    return pki
 
 
-def summary(node: Node) -> dict:
-    with node.admin() as session:
+def summary(pki: Pki) -> dict:
+    with AdminSession(pki) as session:
         return summary_rows(session, KEYSPACE, TZ)
 
 
@@ -251,24 +195,24 @@ def assert_no_secret_shown(run: Run, password: str) -> None:
     assert password not in run.output
 
 
-def assert_refused(run: Run, node: Node) -> str:
+def assert_refused(run: Run, pki: Pki) -> str:
     """A failed run: exit 1, the job's one `failed:` line (returned), no traceback, nothing written."""
     assert run.returncode == 1, run.output[-4000:]
     assert "Traceback" not in run.output, run.output[-4000:]
     failed = [line for line in job_lines(run) if line.startswith("daily: failed: ")]
     assert len(failed) == 1, run.output[-4000:]
-    assert summary(node) == {}
+    assert summary(pki) == {}
     return failed[0]
 
 
-def assert_wrote_the_reference(run: Run, node: Node, tls_line: str) -> None:
+def assert_wrote_the_reference(run: Run, pki: Pki, tls_line: str) -> None:
     assert run.returncode == 0, run.output[-6000:]
     session_line = [line for line in job_lines(run) if "connector session open" in line]
     assert len(session_line) == 1 and session_line[0].endswith(
         f"; as user {ROLE}, TLS: node certificate verified against TELEMETRY_CASSANDRA_TLS_CA, host name checked, "
         f"{tls_line}"), run.output[-6000:]
     assert "no watermark yet: every day in source_days" in run.output
-    actual = summary(node)
+    actual = summary(pki)
     assert set(actual) == set(EXPECTED) and len(EXPECTED) == 3 * 2 * 4
     assert {day for _, day, _ in actual} == {date(2026, 3, 27), date(2026, 3, 28), date(2026, 3, 29)}
     assert_matches(actual, EXPECTED)

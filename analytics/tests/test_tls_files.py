@@ -73,9 +73,10 @@ def test_node_certificate_names_the_nodes_and_hosts_and_chains_to_the_ca(made):
 
 def test_the_wrong_ca_signed_its_own_client_certificate_and_nothing_else(made):
     out, _ = made
-    assert openssl("verify", "-CAfile", str(out / "wrong" / "ca.crt"), str(out / "wrong" / "client.crt")).returncode == 0
+    wrong_ca = str(out / "wrong" / "ca.crt")
+    assert openssl("verify", "-CAfile", wrong_ca, str(out / "wrong" / "client.crt")).returncode == 0
     for cert in ("node.crt", "client.crt"):
-        assert openssl("verify", "-CAfile", str(out / "wrong" / "ca.crt"), str(out / cert)).returncode != 0
+        assert openssl("verify", "-CAfile", wrong_ca, str(out / cert)).returncode != 0
     assert openssl("verify", "-CAfile", str(out / "ca.crt"), str(out / "wrong" / "client.crt")).returncode != 0
 
 

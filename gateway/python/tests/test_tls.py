@@ -6,10 +6,8 @@ certificate (a restart)."""
 import collections
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,12 +16,13 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
 from cassandra.policies import WhiteListRoundRobinPolicy
 from telemetry_cassandra import connect_cluster
 
+from deploy.tls.tls_node import TlsNode, clean_env, make_test_certs
+
 pytestmark = pytest.mark.cassandra
 
 ROOT = Path(__file__).resolve().parents[3]
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
-MAKE_TEST_CERTS = ROOT / "deploy" / "tls" / "make-test-certs"
 GATEWAY = shutil.which("telemetry-gateway", path=str(Path(sys.executable).parent))
 NODE_GATEWAY = str(ROOT / "gateway" / "node" / "bin" / "telemetry-gateway-node")
 NODE = os.environ.get("TELEMETRY_TLS_TEST_NODE", "3")  # another number runs this module beside someone's node 3
@@ -44,92 +43,40 @@ class Pki(NamedTuple):
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory) -> Pki:
-    node_dir = tmp_path_factory.mktemp("pki") / "node"
-    made = subprocess.run([str(MAKE_TEST_CERTS), str(node_dir), "--nodes", "0", "--hosts", HOST],
-                          capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stdout + made.stderr
+    node_dir = make_test_certs(tmp_path_factory.mktemp("pki") / "node", "--nodes", "0", "--hosts", HOST)
     wrong_dir = node_dir / "wrong"
     return Pki(node_dir, node_dir / "ca.crt", node_dir / "client.crt", node_dir / "client.key", wrong_dir / "ca.crt",
                wrong_dir / "client.crt", wrong_dir / "client.key")
 
 
-def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without anybody's TELEMETRY_* or CASSANDRA_* settings, plus extra."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEMETRY_", "CASSANDRA_"))}
-    return {**env, **extra}
-
-
-class TlsNode:
-    """Node 3 with client TLS; `ensure` (re)starts it in the wanted client-auth mode, applying the schema once."""
-
-    def __init__(self, pki: Pki) -> None:
-        self.pki = pki
-        self.require_client_auth: bool | None = None  # None: not started by us
-        self.migrated = False
-
-    def launcher(self, *args: str, require_client_auth: bool = False) -> subprocess.CompletedProcess:
-        env = clean_env(CASSANDRA_STATE_DIR=str(STATE), CASSANDRA_SEEDS=HOST, CASSANDRA_HEAP="512M",
-                        CASSANDRA_CLUSTER_NAME="telemetry-tls-test", CASSANDRA_CLIENT_TLS_DIR=str(self.pki.node_dir),
-                        CASSANDRA_CLIENT_TLS_REQUIRE_CLIENT_AUTH=str(require_client_auth).lower())
-        return subprocess.run([str(LAUNCHER), "--node", NODE, *args], env=env, capture_output=True, text=True,
-                              timeout=300)
-
-    def ensure(self, require_client_auth: bool) -> None:
-        if self.require_client_auth == require_client_auth:
-            return
-        if self.require_client_auth is not None:
-            self.stop()
-        begun = time.monotonic()
-        started = self.launcher("start", require_client_auth=require_client_auth)
-        assert started.returncode == 0, f"node 3 with TLS did not start:\n{started.stdout}\n{started.stderr}"
-        assert f"up: CQL at {HOST}:9042" in started.stdout
-        print(f"node 3 (require_client_auth={require_client_auth}) up in {time.monotonic() - begun:.1f} s")
-        self.require_client_auth = require_client_auth
-        if not self.migrated:
-            tls = ["--tls-ca", str(self.pki.ca)]
-            if require_client_auth:
-                tls += ["--tls-cert", str(self.pki.client_cert), "--tls-key", str(self.pki.client_key)]
-            result = subprocess.run([str(MIGRATE), "--hosts", HOST, "--keyspace", KEYSPACE, *tls], env=clean_env(),
-                                    capture_output=True, text=True, timeout=300)
-            assert result.returncode == 0, result.stdout + result.stderr
-            self.migrated = True
-
-    def stop(self) -> None:
-        stopped = self.launcher("stop")
-        if stopped.returncode != 0:  # still draining after the launcher's timeout: it is ours, end it
-            pidfile = STATE / f"node{NODE}" / "cassandra.pid"
-            if pidfile.exists():
-                try:
-                    os.kill(int(pidfile.read_text()), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        self.require_client_auth = None
-        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-
-
 @pytest.fixture(scope="module")
 def node(pki):
-    controller = TlsNode(pki)
-    controller.launcher("stop")  # a node 3 of ours left from an interrupted run would have other certificates
-    shutil.rmtree(STATE / f"node{NODE}", ignore_errors=True)
-    try:
-        yield controller
-    finally:
-        controller.stop()
+    """Node 3 with client TLS; `ensure` (re)starts it in the wanted client-auth mode, applying the schema once."""
+    def migrate(tls_node: TlsNode) -> None:
+        tls = ["--tls-ca", str(pki.ca)]
+        if tls_node.require_client_auth:
+            tls += ["--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key)]
+        result = subprocess.run([str(MIGRATE), "--hosts", HOST, "--keyspace", KEYSPACE, *tls], env=clean_env(),
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    tls_node = TlsNode(NODE, STATE, pki.node_dir, "telemetry-tls-test", prepare=migrate, CASSANDRA_HEAP="512M")
+    with tls_node.owned():
+        yield tls_node
 
 
 @pytest.fixture
-def server_tls(node):
+def server_tls(node, pki):
     """The node verifies nobody: TLS proves the node to the client."""
     node.ensure(require_client_auth=False)
-    return node.pki
+    return pki
 
 
 @pytest.fixture
-def mutual_tls(node):
+def mutual_tls(node, pki):
     """The node requires a client certificate signed by its CA."""
     node.ensure(require_client_auth=True)
-    return node.pki
+    return pki
 
 
 def gateway(tmp_path: Path, command: str, *args: str, ca: Path | None = None, cert: Path | None = None,
