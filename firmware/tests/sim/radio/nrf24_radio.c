@@ -7,7 +7,7 @@
 #include "board.h"
 #include "nrf24.h"
 
-#define T_POWER_UP US(1500)  // 6.1.7 table 16, Tpd2stby with a crystal of Ls < 90 mH: 1.5 ms
+#define T_POWER_UP US(1500)  // 6.1.7 table 16, Tpd2stby with a crystal: 1.5 ms (a high-Ls crystal takes longer)
 #define T_SETTLE US(130)     // 6.1.7 table 16, Tstby2a: standby to TX or RX mode
 
 static ticks_t now(const nrf24_t* r) { return board_now(r->board); }
