@@ -172,12 +172,18 @@ int board_step(board_t* b) {
 
 int board_sleeping(const board_t* b) { return b->avr->state == cpu_Sleeping; }
 
-void board_wake_radio_at(board_t* b, ticks_t t) {
-  uint64_t cycle = b->avr->cycle;
-  if (t > board_now(b)) {
-    cycle = (t - b->offset) * 1000000 / (uint64_t)(1000000 + b->clock_ppm);
-    while (board_time_at(b, cycle) < t) ++cycle;  // the first cycle at or after t
+uint64_t board_cycle_at(const board_t* b, ticks_t t) {
+  uint64_t cycle = t - b->offset;
+  if (b->clock_ppm) {
+    cycle = cycle * 1000000 / (uint64_t)(1000000 + b->clock_ppm);
+    while (cycle && board_time_at(b, cycle - 1) >= t) --cycle;
+    while (board_time_at(b, cycle) < t) ++cycle;
   }
+  return cycle;
+}
+
+void board_wake_radio_at(board_t* b, ticks_t t) {
+  uint64_t cycle = t > board_now(b) ? board_cycle_at(b, t) : b->avr->cycle;
   avr_cycle_timer_register(b->avr, cycle - b->avr->cycle, radio_timer, b);
 }
 

@@ -41,6 +41,7 @@ static inline ticks_t board_time_at(const board_t* b, uint64_t cycle) {
   return b->offset + cycle + (ticks_t)((int64_t)cycle * b->clock_ppm / 1000000);
 }
 static inline ticks_t board_now(const board_t* b) { return board_time_at(b, b->avr->cycle); }
+uint64_t board_cycle_at(const board_t* b, ticks_t t);  // the first cycle at or after time t (t >= b->offset)
 int board_step(board_t* b);              // one instruction (or one sleep until the next timer): simavr's state
 int board_sleeping(const board_t* b);
 void board_wake_radio_at(board_t* b, ticks_t t);

@@ -53,19 +53,20 @@ static int housekeeping(lockstep_t* s, ticks_t now) {
 }
 
 int lockstep_run_until(lockstep_t* s, ticks_t until) {
+  ticks_t now[MAX_BOARDS];  // each board's time, updated as it steps (computing it costs a division)
+  for (int i = 0; i < s->count; ++i) now[i] = board_now(&s->boards[i]);
   ticks_t next_ms = lockstep_now(s) / TICKS_PER_MS * TICKS_PER_MS + TICKS_PER_MS;
   for (;;) {
     // The board furthest behind runs until it passes the next one (or the end); then choose again.
     int behind = 0;
-    ticks_t first = board_now(&s->boards[0]), second = (ticks_t)-1;
+    ticks_t first = now[0], second = (ticks_t)-1;
     for (int i = 1; i < s->count; ++i) {
-      ticks_t t = board_now(&s->boards[i]);
-      if (t < first) {
+      if (now[i] < first) {
         second = first;
-        first = t;
+        first = now[i];
         behind = i;
-      } else if (t < second) {
-        second = t;
+      } else if (now[i] < second) {
+        second = now[i];
       }
     }
     if (first >= until) return RUN_TIME;
@@ -77,13 +78,15 @@ int lockstep_run_until(lockstep_t* s, ticks_t until) {
     ticks_t limit = second < next_ms ? second : next_ms;
     if (limit > until) limit = until;
     board_t* b = &s->boards[behind];
+    uint64_t last_cycle = board_cycle_at(b, limit + 1) - 1;  // the last cycle at or before `limit`
     do {
       int state = board_step(b);
       if (state == cpu_Crashed || state == cpu_Done) {
         s->crashed_board = behind;
         return RUN_CRASHED;
       }
-    } while (board_now(b) <= limit);
+    } while (b->avr->cycle <= last_cycle);
+    now[behind] = board_now(b);
   }
 }
 
