@@ -1,6 +1,8 @@
 #define _DEFAULT_SOURCE
 #include "lockstep.h"
 
+#include "simavr_timers.h"
+
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +43,7 @@ ticks_t lockstep_now(const lockstep_t* s) {
 // Once per simulated ms of the slowest board: forget old packets, pace, watch the wall clock.
 static int housekeeping(lockstep_t* s, ticks_t now) {
   air_prune(&s->air, now);
+  for (int i = 0; i < s->count; ++i) fix_phase_correct_timers(s->boards[i].avr);
   if (s->every_ms) s->every_ms(s->every_ms_ctx);
   if (s->stop && *s->stop) return RUN_SIGNAL;
   double wall = wall_ms() - s->wall_start_ms;
