@@ -142,8 +142,9 @@ def release_lock(session: Session, keyspace: str, owner: str) -> None:
 
 
 def authorization_on(session: Session) -> bool:
+    # Unset (None) on a node without authorization; a class name such as CassandraAuthorizer otherwise.
     row = session.execute("SELECT value FROM system_views.settings WHERE name = 'authorizer.class_name'").one()
-    return row is not None and not row.value.endswith("AllowAllAuthorizer")
+    return row is not None and bool(row.value) and not row.value.endswith("AllowAllAuthorizer")
 
 
 def apply_roles(session: Session, keyspace: str, owner: str, passwords: dict[str, str] | None) -> None:
