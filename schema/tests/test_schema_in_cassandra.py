@@ -86,6 +86,18 @@ def test_second_run_changes_nothing(cql, migrated):
     assert f"schema version {LATEST_VERSION}, 0 pending" in status.stdout
 
 
+def test_without_authorization_no_roles_and_role_passwords_are_refused(cql, migrated, tmp_path):
+    # The local node runs without authentication: roles are neither applied nor recorded, and asking to set their
+    # passwords is an error that says how to turn authentication on.
+    assert list(cql.execute("SELECT version FROM schema_migrations WHERE scope = %s", [f"{migrated}:roles"])) == []
+    passwords = tmp_path / "pw.toml"
+    passwords.write_text('telemetry_reader = "secret-reader"\n')
+    result = migrate("--keyspace", migrated, "--role-passwords", str(passwords))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "does not authorize" in result.stderr and "CASSANDRA_AUTH=1" in result.stderr
+    assert "secret-reader" not in result.stdout + result.stderr
+
+
 def test_refuses_when_an_applied_file_changed(cql, migrated):
     # Same effect as editing 001_core_tables.cql after it was applied: the recorded checksum no longer matches.
     cql.execute("UPDATE schema_migrations SET checksum = 'edited' WHERE scope = %s AND version = 1", [migrated])
