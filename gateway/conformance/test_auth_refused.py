@@ -73,3 +73,25 @@ def test_a_refused_login_keeps_every_frame_until_the_right_password_is_configure
         assert_each_frame_once(stored_frames(session, source, days), sent, writer, who=source)
     finally:
         admin.shutdown()
+
+
+def test_a_credentials_file_it_cannot_use_keeps_the_gateway_running_and_spooling(tmp_path, gateways):
+    """A credentials file without a password (an install whose password was never filled in): no crash and no
+    restart loop under systemd; every frame is kept, and the log names the file each (rate-limited) attempt."""
+    board = Board(tmp_path / "ttyUSB0")
+    gateway = GatewayUnderTest.configure(tmp_path, [board.link], "telemetry", "127.0.0.1")
+    creds = tmp_path / "credentials.toml"
+    creds.write_text('username = "telemetry_gateway"\n')
+    gateway.start(TELEMETRY_CASSANDRA_CREDENTIALS_FILE=str(creds))
+    gateways.append(gateway)
+    stream = Stream("nopass")
+    for n in range(1, 21):
+        board.write(stream.frame(n, temp_in=n / 10))
+    wait_for(lambda: gateway.spool_depth() == 20, 30, "20 frames in the spool")
+    wait_for(lambda: "event=cassandra_unreachable" in gateway.log(), 30, "the failed connect logged")
+    time.sleep(3)  # several connect attempts (retry_max_s = 1)
+    assert gateway.process.poll() is None, gateway.log()
+    assert gateway.metric("telemetry_gateway_cassandra_up") == 0
+    log = gateway.log()
+    assert str(creds) in log and "needs username and password" in log, log[-2000:]
+    assert "Traceback" not in log and "    at " not in log, log[-2000:]

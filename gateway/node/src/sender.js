@@ -114,11 +114,13 @@ export class Sender {
 
   async connect() {
     this.connectAttempts += 1;
-    const client = this.clientFactory();
+    let client = null;
     try {
+      // Inside the try: the factory reads the credentials file, which may be unreadable or incomplete right now.
+      client = this.clientFactory();
       await client.connect();
-    } catch (error) { // unreachable, auth, schema missing: retried; the spool keeps the frames
-      await client.shutdown().catch(() => {});
+    } catch (error) { // unusable credentials, unreachable, auth, schema missing: retried; the spool keeps the frames
+      if (client !== null) await client.shutdown().catch(() => {});
       this.metrics.cassandra_up.set(0);
       const kind = errorKind(error);
       this.log.event('warning', 'cassandra_unreachable', { error: error?.name ?? 'Error', kind,
