@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 
 export const PROG = 'telemetry-gateway-node';
-export const DEFAULT_CONFIG = '/etc/telemetry-gateway/gateway.toml';
+export const DEFAULT_CONFIG = '/etc/telemetry-gateway/config.toml';
 
 // Flag → [section, key] of the config it overrides (config.md, "Where values come from").
 const CONFIG_FLAGS = {

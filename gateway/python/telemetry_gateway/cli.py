@@ -12,7 +12,7 @@ from .config import Config, ConfigError, load_config
 from .logs import event, setup_logging
 from .spool import SpoolFormatError
 
-DEFAULT_CONFIG = "/etc/telemetry-gateway/gateway.toml"
+DEFAULT_CONFIG = "/etc/telemetry-gateway/config.toml"
 
 
 def add_config_flags(p: argparse.ArgumentParser) -> None:
