@@ -5,6 +5,8 @@
 #   CASSANDRA_HEAP          per node, default 1G (3 nodes ~1.6 GB RSS each, with Spark well inside 24 GB)
 #   CLUSTER_RING_DELAY_MS   how long a node joining a running ring listens to gossip first, default 5000
 #   SPARK_WORKER_CORES / SPARK_WORKER_MEMORY   the worker's share, default 2 / 2g
+#   CLUSTER_AUTH            1 (default): nodes authenticate and authorize (CASSANDRA_AUTH=1); the admin's
+#                           credentials are in $CLUSTER_STATE_DIR/cassandra/admin.toml. 0: no authentication.
 # The nodes are deploy/local/cassandra --node N (127.0.0.N, JMX on 7N99) with this cluster's state, name and seeds.
 
 CLUSTER_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -17,6 +19,8 @@ export CASSANDRA_LIB_DIR=${CASSANDRA_LIB_DIR:-$CLUSTER_ROOT/.state/cassandra/lib
 export CASSANDRA_SEEDS=127.0.0.1
 export CASSANDRA_CLUSTER_NAME=telemetry-cluster
 export CASSANDRA_DC=datacenter1
+export CASSANDRA_AUTH=${CLUSTER_AUTH:-1}
+CLUSTER_ADMIN_FILE=$CASSANDRA_STATE_DIR/admin.toml
 CLUSTER_DC=datacenter1
 SPARK_STATE=$CLUSTER_STATE_DIR/spark
 SPARK_MASTER_PORT=7077
@@ -48,6 +52,13 @@ node_cmd() {
     fi
   done
   CASSANDRA_RING_DELAY_MS=$delay "$LAUNCHER" --node "$node" "$@"
+}
+
+# A command with the cluster's admin credentials (on a cluster that authenticates), whatever the caller's say.
+as_admin() {
+  local -a vars=(TELEMETRY_CASSANDRA_USERNAME= TELEMETRY_CASSANDRA_PASSWORD= TELEMETRY_CASSANDRA_CREDENTIALS_FILE=)
+  [[ $CASSANDRA_AUTH == 1 ]] && vars+=("TELEMETRY_CASSANDRA_CREDENTIALS_FILE=$CLUSTER_ADMIN_FILE")
+  env "${vars[@]}" "$@"
 }
 
 spark_home() { "$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))'; }

@@ -3,7 +3,12 @@ one, so that one cluster start serves them all): the 3-node cluster of deploy/cl
 Spark standalone master and worker, a node launcher, and QUORUM sessions.
 
 127.0.0.1 is also the single local node's address: a single node that is up is stopped for the session and started
-again afterwards. A cluster that was already up is left up; one started here is stopped (deploy/cluster/down)."""
+again afterwards. A cluster that was already up is left up; one started here is stopped (deploy/cluster/down).
+
+The cluster authenticates (deploy/cluster/up's default): for the session every client started here (gateways,
+migrate, the Spark jobs, the suites' own sessions) logs in with the cluster's admin.toml through
+TELEMETRY_CASSANDRA_CREDENTIALS_FILE. The least-privilege roles are tested on their own node
+(deploy/local/tests/test_auth.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ MIGRATE = ROOT / "schema" / "migrate"
 NODES = 3
 HOSTS = [f"127.0.0.{n}" for n in range(1, NODES + 1)]
 SPARK_MASTER = "spark://127.0.0.1:7077"
+ADMIN_FILE = Path(os.environ.get("CLUSTER_STATE_DIR", ROOT / ".state" / "cluster")) / "cassandra" / "admin.toml"
 
 
 def run(args: list[str], timeout: float = 600, check: bool = True, env: dict | None = None):
@@ -62,9 +68,17 @@ def cassandra_cluster():
     cluster_was_up = subprocess.run([str(CLUSTER / "status")], capture_output=True).returncode == 0
     if not cluster_was_up:
         run([CLUSTER / "up", "--nodes", str(NODES)], timeout=900)
+    credentials = os.environ.get("TELEMETRY_CASSANDRA_CREDENTIALS_FILE")
+    if os.environ.get("CLUSTER_AUTH", "1") == "1":
+        assert ADMIN_FILE.exists(), f"the cluster authenticates but {ADMIN_FILE} is missing"
+        os.environ["TELEMETRY_CASSANDRA_CREDENTIALS_FILE"] = str(ADMIN_FILE)
     try:
         yield HOSTS
     finally:
+        if credentials is None:
+            os.environ.pop("TELEMETRY_CASSANDRA_CREDENTIALS_FILE", None)
+        else:
+            os.environ["TELEMETRY_CASSANDRA_CREDENTIALS_FILE"] = credentials
         if not cluster_was_up:
             run([CLUSTER / "down"], check=False)
         if single_was_up:
