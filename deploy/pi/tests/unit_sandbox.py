@@ -3,7 +3,8 @@ without systemd as PID 1: ExecStart, Environment= (%d expanded), EnvironmentFile
 in $CREDENTIALS_DIRECTORY, 0400, owned by the service user), a clean environment with systemd's PATH,
 NOTIFY_SOCKET and WATCHDOG_USEC, the unit's User=/Group=/SupplementaryGroups= (numeric, from R's passwd and group),
 UMask=, NoNewPrivileges= and an empty capability set (setpriv), and in a mount namespace of its own: ProtectSystem=strict
-(/ read-only) with the StateDirectory= writable, and PrivateTmp= (an empty /tmp and /var/tmp). Not emulated here:
+(/ read-only) with the StateDirectory= writable, and PrivateTmp= (an empty /tmp and /var/tmp, but for the one
+that holds this checkout). Not emulated here:
 the seccomp filter, DevicePolicy=, RestrictAddressFamilies=, ProtectHome= and the Protect*Kernel* settings; those
 are checked by `systemd-analyze` (test_pi_units.py)."""
 
@@ -88,7 +89,11 @@ def start_unit(root: Path, unit_name: str, work: Path, log: Path) -> Started:
     command = [str(root / arg.lstrip("/")) if arg.startswith(("/opt/", "/etc/")) else arg
                for arg in shlex.split(one["ExecStart"])]
     state = root / "var/lib" / one["StateDirectory"]
-    sandbox = (f"mount -t tmpfs -o mode=1777 tmpfs /tmp && mount -t tmpfs -o mode=1777 tmpfs /var/tmp && "
+    # PrivateTmp=: an empty /tmp and /var/tmp, except where this checkout itself lives (a clone under /tmp would
+    # vanish with the installed root in it; only that one then stays visible).
+    needed = [str(p.resolve()) for p in (root, work)]
+    private = [d for d in ("/tmp", "/var/tmp") if not any(n == d or n.startswith(d + "/") for n in needed)]
+    sandbox = ("".join(f"mount -t tmpfs -o mode=1777 tmpfs {d} && " for d in private) +
                f"mount --bind {shlex.quote(str(state))} {shlex.quote(str(state))} && "
                f"mount -o remount,bind,ro / && umask {one['UMask']} && "
                f"exec setpriv --reuid={uid} --regid={gid} --groups={','.join(map(str, groups))} --no-new-privs "
