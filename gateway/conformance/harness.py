@@ -231,6 +231,9 @@ class PacedWriter(threading.Thread):
         super().__init__(daemon=True)
         self.board, self.stream, self.rate, self.t_base_ms = board, stream, rate, t_base_ms
         self.sent: list[tuple[int, float, int]] = []
+        # n -> monotonic time its first byte went to the pty: a frame written while the pty was full goes in parts,
+        # and a gateway killed in between has read its beginning.
+        self.started: dict[int, float] = {}
         self.stop_event = threading.Event()
         self.error: BaseException | None = None
 
@@ -239,7 +242,9 @@ class PacedWriter(threading.Thread):
         try:
             while not self.stop_event.is_set():
                 n += 1
-                self.board.write(self.frame(n), timeout=300)
+                frame = self.frame(n)
+                self.started[n] = time.monotonic()
+                self.board.write(frame, timeout=300)
                 self.sent.append((n, time.monotonic(), int(time.time() * 1000)))
                 time.sleep(max(0.0, start + n / self.rate - time.monotonic()))
         except BaseException as error:  # reported by finish()
