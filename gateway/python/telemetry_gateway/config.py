@@ -50,7 +50,7 @@ class TimeConfig:
 @dataclass(frozen=True)
 class SpoolConfig:
     path: str = "/var/lib/telemetry-gateway/spool.sqlite"
-    fsync: str = "batch"  # "batch" or "interval"
+    fsync: str = "deferred"  # "deferred", "batch" or "interval" (gateway/contract/spool.md, Durability)
     fsync_interval_ms: int = 200
     max_mb: float = 1024.0
     when_full: str = "pause"  # "pause" or "drop_oldest"
@@ -111,7 +111,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "cassandra.retry_max_s": (0, 3600, True),
 }
 CHOICES = {
-    "spool.fsync": ("batch", "interval"),
+    "spool.fsync": ("deferred", "batch", "interval"),
     "spool.when_full": ("pause", "drop_oldest"),
     "cassandra.consistency": CONSISTENCY_LEVELS,
     "log.level": LOG_LEVELS,

@@ -91,7 +91,7 @@ class Ingest:
                 stamps = self._stamper.take_changed()
             with self._acked_lock:
                 acked, self._acked = self._acked, []
-            if pending or acked:
+            if pending or acked or self._spool.flush_due(now):
                 group = pending[:self._group_limit]
                 if self._commit(group, acked, stamps, stopping):
                     pending, stamps = pending[len(group):], {}
@@ -117,7 +117,14 @@ class Ingest:
                         credit.release()
                     withheld = []
             if stopping and not pending and not acked and self.queue.empty():
-                return
+                # Deferred: what is still held in memory goes into the file, receipt stamps at their real values.
+                if self._commit([], [], stamps, stopping, final=True):
+                    return
+                if now > stop_deadline:
+                    event(logging.ERROR, "shutdown_with_unspooled_frames", frames=self._spool.depth,
+                          reason="no room in the spool or on its disk", note="frames held in memory are lost")
+                    return
+                self._stop.wait(RETRY_S)
 
     def _collect(self, wait_s: float) -> tuple[list[NewFrame], list[threading.Semaphore]]:
         reads: list[Received] = []
@@ -194,9 +201,9 @@ class Ingest:
             self._metrics.sources_tracked.set(len(self._recent))
 
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
-                stopping: bool) -> bool:
+                stopping: bool, final: bool = False) -> bool:
         try:
-            self._spool.commit(frames, acked, stamps)
+            committed = self._spool.commit(frames, acked, stamps, final=final)
         except SpoolFull as full:
             kind = "cap" if full.cap_reached else "disk"
             if stopping and full.cap_reached:
@@ -204,6 +211,8 @@ class Ingest:
             self._pause(kind, waiting=len(frames), detail=str(full))
             return False
         self._metrics.spool_frames.set(self._spool.depth)
+        if committed:
+            self._metrics.spool_frames_committed.inc(committed)
         if frames:
             self._on_spooled()
         return True

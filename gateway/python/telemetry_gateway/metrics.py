@@ -52,6 +52,7 @@ class Metrics:
         self.spool_full = declare("spool_full_total", r)
         self.reading_paused = declare("reading_paused", r)
         self.spool_dropped = declare("spool_dropped_frames_total", r)
+        self.spool_frames_committed = declare("spool_frames_committed_total", r)
 
 
 def declare(name: str, registry: CollectorRegistry) -> Counter | Gauge | Histogram:

@@ -34,6 +34,14 @@ CHECKPOINT_S = 1.0  # with fsync = batch, checkpoints only keep the WAL small
 
 
 SPOOL_OPEN_RETRY_S = 2.0
+# What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
+UNCLEAN_STOP_ACTIONS = {
+    "deferred": "the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra "
+                "had not acknowledged may be missing (seq gaps across a restart are not counted)",
+    "batch": "the last run did not stop cleanly: only frames read in its last few ms may be missing",
+    "interval": "the last run did not stop cleanly: after a power cut, frames of its last fsync_interval_ms may be "
+                "missing",
+}
 
 
 def open_spool(config: Config) -> Spool:
@@ -42,7 +50,8 @@ def open_spool(config: Config) -> Spool:
     log = RateLimitedLog(interval_s=60)
     while True:
         try:
-            return Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024))
+            return Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024),
+                         hold_ms=config.spool.fsync_interval_ms)
         except sqlite3.OperationalError as error:
             if "full" not in str(error) and "disk I/O" not in str(error):
                 raise
@@ -117,6 +126,9 @@ class Gateway:
         event(logging.INFO, "gateway_started", inputs=len(self._inputs), spool=self.spool.path,
               spooled_frames=self.spool.depth, fsync=self.config.spool.fsync,
               metrics=self.config.metrics.listen or "off")
+        if self.spool.unclean_stop:
+            event(logging.WARNING, "unclean_stop_detected", spool=self.spool.path, fsync=self.config.spool.fsync,
+                  action=UNCLEAN_STOP_ACTIONS[self.config.spool.fsync])
         notifier.notify("READY=1")
         last_watchdog = last_size = 0.0
         status = 0

@@ -31,6 +31,10 @@ Durability ("fsync" policy):
 - interval: synchronous=NORMAL; commits reach the OS at once (a killed process loses nothing committed) and are
   fsynced by the checkpoint every fsync_interval_ms (SQLite syncs the WAL before it copies it). A power cut can
   lose that interval of frames.
+- deferred (the default): write-behind, as batch for what it commits, but frames are held in memory
+  (held_frames.py) and committed only if Cassandra has not acknowledged them within fsync_interval_ms; receipt
+  stamps are stored as ceilings (receipt_ceilings.py). A crash or power cut can lose that interval of frames
+  Cassandra had not acknowledged; a healthy link writes almost nothing (SD cards wear out).
 """
 
 from __future__ import annotations
@@ -39,11 +43,14 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
+from .held_frames import HeldFrames
 from .reading_values import pack_values, unpack_values
+from .receipt_ceilings import ReceiptCeilings
 from .spool_schema import FORMAT_VERSION, STATEMENTS
 
 RESERVE_BYTES = 1 << 20
@@ -61,6 +68,9 @@ DELETE_STEP_FRAMES = 256  # acknowledged frames deleted per transaction on a ful
 _INSERT_SIZES = (128, 32, 8, 1)
 _INSERT_SQL = {size: "INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES "
                + ",".join(["(?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
+# Held frames (deferred) keep the id they were given in memory: 128 rows of 6 are 768 variables.
+_INSERT_ID_SQL = {size: "INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) VALUES "
+                  + ",".join(["(?, ?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
 
 
 class SpoolFull(Exception):
@@ -101,10 +111,14 @@ class SpooledFrame(NamedTuple):
 
 
 class Spool:
-    def __init__(self, path: str | Path, fsync: str = "batch", max_bytes: int = 1 << 30) -> None:
+    def __init__(self, path: str | Path, fsync: str = "batch", max_bytes: int = 1 << 30,
+                 hold_ms: int = 200) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.reserve_path = self.path.with_name(self.path.name + ".reserve")
+        # SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash.
+        self.unclean_stop = self.path.with_name(self.path.name + "-wal").exists()
+        self._deferred = fsync == "deferred"
         try:
             self._open(fsync)
         except sqlite3.OperationalError as error:
@@ -120,8 +134,20 @@ class Spool:
         self._cap_pages = max(16, max_bytes // self._page_size)
         self._max_pages = self._cap_pages + CAP_HEADROOM // self._page_size
         self._db.execute(f"PRAGMA max_page_count = {self._max_pages}")
-        self.depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
+        self._disk_depth = self._db.execute("SELECT count(*) FROM frames").fetchone()[0]
         self.disk_low = not self._keep_reserve()
+        max_id = self._db.execute("SELECT coalesce(max(id), 0) FROM frames").fetchone()[0]
+        sequence = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'frames'").fetchone()
+        self._next_id = max(max_id, sequence[0] if sequence else 0) + 1
+        self._committed_max_id = max_id
+        self._held = HeldFrames(hold_ms / 1000)
+        self._ceilings = ReceiptCeilings(dict(self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps")),
+                                         max_sources=1000)
+
+    @property
+    def depth(self) -> int:
+        """Frames not yet acknowledged: in the file, and held in memory (deferred)."""
+        return self._disk_depth + len(self._held)
 
     def _open(self, fsync: str) -> None:
         self._lock = threading.Lock()
@@ -129,7 +155,7 @@ class Spool:
         # Nothing below writes to a spool that is already set up, so it opens on a full disk.
         if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={'FULL' if fsync == 'batch' else 'NORMAL'}")
+        self._db.execute(f"PRAGMA synchronous={'NORMAL' if fsync == 'interval' else 'FULL'}")
         self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoint() does it, off the commit path
         # A WAL is reused, not shrunk, after a checkpoint: without a limit it keeps its largest size on the disk.
@@ -186,28 +212,62 @@ class Spool:
                     self._db.execute("DELETE FROM receipt_stamps WHERE last_ts_ms < ?", (rows[limit - 1][1],))
                 except sqlite3.OperationalError:
                     pass  # a full disk: pruned at a later start
+            self._ceilings = ReceiptCeilings(dict(rows), max_sources=limit)
             return dict(rows[:limit])
 
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
-               receipt_stamps: dict[str, int] | None = None) -> None:
+               receipt_stamps: dict[str, int] | None = None, now: float | None = None, final: bool = False) -> int:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
         last receipt stamps. On a full disk a part of the reserve is given up and the commit tried once more.
         Raises SpoolFull when there is no room; then no new frame was written (acknowledged ones may have been
-        deleted, in steps: deleting them again is harmless)."""
+        deleted, in steps: deleting them again is harmless). Deferred: new frames are held, and what is due is
+        committed (final: at a clean stop, everything held). Returns how many frames went into the file."""
+        if self._deferred:
+            return self._commit_deferred(frames, acked, receipt_stamps or {},
+                                         time.monotonic() if now is None else now, final)
+        if not (frames or acked or receipt_stamps):
+            return 0
         with self._lock:
-            try:
+            self._commit_with_room(frames, acked, receipt_stamps)
+        return len(frames)
+
+    def _commit_deferred(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
+                         now: float, final: bool) -> int:
+        with self._lock:
+            delete = [ids for ids in acked if self._held.acknowledge(*ids)]
+            new = [SpooledFrame(self._next_id + i, *frame) for i, frame in enumerate(frames)]
+            due = self._held.due(now, everything=final) + (new if final else [])
+            rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps)
+            if due or delete or rows:
+                self._commit_with_room(due, delete, rows)
+            self._next_id += len(new)
+            if due:
+                self._committed_max_id = max(self._committed_max_id, due[-1].id)  # before they leave memory
+                self._held.committed(due)
+            if not final:
+                self._held.hold(new, now)
+            self._ceilings.stored(stamps, rows)
+        return len(due)
+
+    def flush_due(self, now: float | None = None) -> bool:
+        """Whether held frames wait to be committed (deferred): for an otherwise idle loop."""
+        return self._deferred and self._held.is_due(time.monotonic() if now is None else now)
+
+    def _commit_with_room(self, frames: list[NewFrame] | list[SpooledFrame], acked: list[tuple[int, int]],
+                          receipt_stamps: dict[str, int] | None) -> None:
+        try:
+            self._commit_once(frames, acked, receipt_stamps)
+        except SpoolFull as full:
+            if full.cap_reached:
+                raise
+            if self._release_reserve(keep=DRAIN_RESERVE_BYTES if frames else 0):
                 self._commit_once(frames, acked, receipt_stamps)
-            except SpoolFull as full:
-                if full.cap_reached:
-                    raise
-                if self._release_reserve(keep=DRAIN_RESERVE_BYTES if frames else 0):
-                    self._commit_once(frames, acked, receipt_stamps)
-                    return
-                if acked:
-                    self._release_reserve(keep=0)
-                    self._delete_in_steps(acked)
-                if frames or receipt_stamps:
-                    raise
+                return
+            if acked:
+                self._release_reserve(keep=0)
+                self._delete_in_steps(acked)
+            if frames or receipt_stamps:
+                raise
 
     def _delete_in_steps(self, acked: list[tuple[int, int]]) -> None:
         """On a disk with no room left, deletes acknowledged frames a few pages at a time, cutting the WAL back
@@ -221,10 +281,10 @@ class Spool:
                                      (start, min(last, start + DELETE_STEP_FRAMES - 1)))
                 except (sqlite3.OperationalError, OSError):
                     return
-                self.depth -= self._db.total_changes - before
+                self._disk_depth -= self._db.total_changes - before
                 self._checkpoint_truncate()
 
-    def _commit_once(self, frames: list[NewFrame], acked: list[tuple[int, int]],
+    def _commit_once(self, frames: list[NewFrame] | list[SpooledFrame], acked: list[tuple[int, int]],
                      receipt_stamps: dict[str, int] | None) -> None:
         before = self._db.total_changes
         try:
@@ -245,13 +305,14 @@ class Spool:
             if isinstance(error, OSError) or _no_room(message):
                 raise SpoolFull(message, cap_reached=self._disk_free() >= DISK_FULL_BYTES) from error
             raise
-        self.depth += len(frames) - deleted
+        self._disk_depth += len(frames) - deleted
 
-    def _insert(self, frames: list[NewFrame]) -> None:
+    def _insert(self, frames: list[NewFrame] | list[SpooledFrame]) -> None:
+        sql = _INSERT_ID_SQL if isinstance(frames[0], SpooledFrame) else _INSERT_SQL
         start = 0
         for size in _INSERT_SIZES:
             while len(frames) - start >= size:
-                self._db.execute(_INSERT_SQL[size], list(chain.from_iterable(frames[start:start + size])))
+                self._db.execute(sql[size], list(chain.from_iterable(frames[start:start + size])))
                 start += size
 
     def room(self) -> str | None:
@@ -328,11 +389,20 @@ class Spool:
         return True
 
     def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
-        """The oldest frames with an id above after_id."""
+        """The oldest frames with an id above after_id, held (first: one committed meanwhile shows in both) and
+        committed together."""
+        held = self._held.take(after_id, limit) if self._deferred else []
+        if self._deferred and self._committed_max_id <= after_id:
+            return held
         with self._reader_lock:
             rows = self._reader.execute("SELECT id, source, ts_ms, received_ms, metrics, vals FROM frames "
                                         "WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
-        return list(map(SpooledFrame._make, rows))
+        committed = list(map(SpooledFrame._make, rows))
+        if not held:
+            return committed
+        merged = {frame.id: frame for frame in committed}
+        merged.update((frame.id, frame) for frame in held)
+        return [merged[frame_id] for frame_id in sorted(merged)[:limit]]
 
     def drop_oldest(self, count: int) -> int:
         """Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many."""
@@ -340,7 +410,7 @@ class Spool:
             before = self._db.total_changes
             self._db.execute("DELETE FROM frames WHERE id IN (SELECT id FROM frames ORDER BY id LIMIT ?)", (count,))
             dropped = self._db.total_changes - before
-        self.depth -= dropped
+        self._disk_depth -= dropped
         return dropped
 
     def checkpoint(self) -> tuple[int, int]:

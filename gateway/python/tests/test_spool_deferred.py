@@ -1,0 +1,171 @@
+"""The deferred (write-behind) spool policy on a real file (gateway/contract/spool.md, "`deferred` in detail"), and
+its pure parts: held frames and receipt-stamp ceilings. Time is passed in (now=...), never slept."""
+
+import sqlite3
+
+from telemetry_gateway.held_frames import HeldFrames
+from telemetry_gateway.receipt_ceilings import LEAD_MS, ReceiptCeilings
+from telemetry_gateway.spool import NewFrame, Spool, SpooledFrame
+
+
+def frames(n, start=0, source="G"):
+    return [NewFrame.of(source, 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i))))
+            for i in range(start, start + n)]
+
+
+def rows_in_file(path):
+    with sqlite3.connect(path) as db:
+        return [row[0] for row in db.execute("SELECT id FROM frames ORDER BY id")]
+
+
+def stored_stamps(path):
+    with sqlite3.connect(path) as db:
+        return dict(db.execute("SELECT source, last_ts_ms FROM receipt_stamps"))
+
+
+def deferred(path, hold_ms=200):
+    return Spool(path, fsync="deferred", hold_ms=hold_ms)
+
+
+def test_frames_acknowledged_in_time_never_reach_the_file(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    wal = path.with_name(path.name + "-wal")
+    size = wal.stat().st_size  # the tables made at open; no checkpoint runs here, so a commit would grow it
+    assert spool.commit(frames(5), [], now=10.0) == 0
+    taken = spool.take(0, 10)
+    assert [f.ts_ms for f in taken] == [1000, 1001, 1002, 1003, 1004]
+    assert spool.depth == 5
+    assert spool.commit([], [(taken[0].id, taken[-1].id)], now=10.1) == 0
+    assert spool.depth == 0
+    assert spool.commit([], [], now=11.0) == 0  # nothing due: nothing written
+    assert rows_in_file(path) == []
+    assert wal.stat().st_size == size  # not one page written
+    spool.close()
+
+
+def test_a_frame_not_acknowledged_in_time_is_committed_with_its_id_and_survives(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    spool.commit(frames(3), [], now=10.0)
+    ids = [f.id for f in spool.take(0, 10)]
+    assert not spool.flush_due(now=10.19)
+    assert spool.flush_due(now=10.21)
+    assert spool.commit([], [(ids[0], ids[0])], now=10.21) == 2  # the first was acknowledged in time
+    assert rows_in_file(path) == ids[1:]
+    assert [f.id for f in spool.take(0, 10)] == ids[1:]  # now from the file, each once
+    spool.commit([], [(ids[1], ids[1])], now=10.3)  # a late acknowledgement deletes it
+    assert rows_in_file(path) == ids[2:]
+    crashed_copy = tmp_path / "copy.sqlite"
+    with sqlite3.connect(path) as db, sqlite3.connect(crashed_copy) as copy:
+        db.backup(copy)
+    after = deferred(crashed_copy)
+    assert [(f.id, f.ts_ms) for f in after.take(0, 10)] == [(ids[2], 1002)]
+    after.commit(frames(1, start=7), [], now=20.0)
+    assert after.take(ids[2], 10)[0].id == ids[2] + 1  # ids go on above the committed ones
+
+
+def test_take_merges_held_and_committed_frames_in_id_order(tmp_path):
+    spool = deferred(tmp_path / "s.sqlite")
+    spool.commit(frames(4), [], now=0.0)
+    spool.commit([], [], now=1.0)  # all four committed
+    spool.commit(frames(3, start=4), [], now=1.0)  # three held
+    taken = spool.take(0, 100)
+    assert [f.ts_ms for f in taken] == list(range(1000, 1007))
+    assert [f.id for f in taken] == sorted({f.id for f in taken})
+    assert [f.ts_ms for f in spool.take(taken[2].id, 3)] == [1003, 1004, 1005]
+    assert [f.ts_ms for f in spool.take(taken[5].id, 3)] == [1006]
+
+
+def test_ids_continue_above_the_sequence_after_a_reopen(tmp_path):
+    path = tmp_path / "s.sqlite"
+    batch = Spool(path)  # another policy's frames, all acknowledged: the table is empty, the sequence is not
+    batch.commit(frames(5), [])
+    batch.commit([], [(1, 5)])
+    batch.close()
+    spool = deferred(path)
+    spool.commit(frames(1), [], now=0.0)
+    assert spool.take(0, 10)[0].id == 6
+
+
+def test_more_than_the_bound_held_commits_the_oldest_at_once(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path, hold_ms=60_000)
+    spool.commit(frames(5003), [], now=0.0)
+    assert spool.commit([], [], now=0.001) == 3
+    assert rows_in_file(path) == [1, 2, 3]
+    assert spool.depth == 5003
+
+
+def test_a_clean_stop_commits_what_is_held_and_the_real_stamps(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    spool.last_receipt_stamps()
+    spool.commit(frames(2), [], {"G": 50_000}, now=0.0)
+    assert stored_stamps(path) == {"G": 50_000 + LEAD_MS}  # a ceiling, committed before the frames counted
+    assert spool.commit([], [], {}, now=0.01, final=True) == 2
+    spool.close()
+    assert rows_in_file(path) == [1, 2]
+    assert stored_stamps(path) == {"G": 50_000}
+
+
+def test_stamps_below_their_ceiling_write_nothing(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    spool.commit([], [], {"G": 10_000, "H": 10_000}, now=0.0)
+    assert stored_stamps(path) == {"G": 15_000, "H": 15_000}
+    wal = path.with_name(path.name + "-wal")
+    size = wal.stat().st_size
+    spool.commit([], [], {"G": 14_000}, now=0.0)
+    assert wal.stat().st_size == size  # no transaction at all
+    spool.commit([], [], {"G": 15_001}, now=0.0)  # past G's ceiling; H's is near its last stamp too
+    assert stored_stamps(path) == {"G": 20_001, "H": 15_000}
+
+
+def test_an_unclean_stop_is_noticed_at_the_next_open(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    assert not spool.unclean_stop
+    spool.commit(frames(1), [], now=0.0)
+    spool.commit([], [], now=1.0)
+    crashed = tmp_path / "crashed.sqlite"  # what a SIGKILL leaves: the database and its WAL
+    for suffix in ("", "-wal"):
+        (tmp_path / f"crashed.sqlite{suffix}").write_bytes((tmp_path / f"s.sqlite{suffix}").read_bytes())
+    spool.close()
+    assert not deferred(path).unclean_stop
+    assert deferred(crashed).unclean_stop
+
+
+def frame(frame_id):
+    return SpooledFrame(frame_id, "G", frame_id, frame_id, "t", b"\0" * 8)
+
+
+def test_held_frames_acknowledge_says_whether_the_file_has_some_of_the_range():
+    held = HeldFrames(hold_s=0.2)
+    held.hold([frame(i) for i in range(10, 15)], now=0.0)
+    assert held.acknowledge(10, 12) is False
+    assert held.acknowledge(5, 13) is True  # 5..9 were never held: committed by an earlier run
+    assert [f.id for f in held.take(0, 10)] == [14]
+    assert held.due(now=0.1) == []
+    assert [f.id for f in held.due(now=0.25)] == [14]
+    held.committed(held.due(now=0.25))
+    assert len(held) == 0 and not held.is_due(now=5.0)
+
+
+def test_held_frames_take_walks_back_only_over_new_frames():
+    held = HeldFrames(hold_s=1.0)
+    held.hold([frame(i) for i in range(1, 1001)], now=0.0)
+    assert [f.id for f in held.take(997, 10)] == [998, 999, 1000]
+    assert [f.id for f in held.take(0, 2)] == [1, 2]
+
+
+def test_ceilings_are_written_ahead_and_refreshed_together():
+    ceilings = ReceiptCeilings({"G": 9_000}, max_sources=10)
+    assert ceilings.rows_for({"G": 8_000}) == {}  # below the stored stamp
+    ceilings.stored({"G": 8_000}, {})
+    assert ceilings.rows_for({"G": 9_500}) == {"G": 9_500 + LEAD_MS}
+    ceilings.stored({"G": 9_500}, {"G": 14_500})
+    ceilings.stored({"H": 1_000}, ceilings.rows_for({"H": 1_000}))
+    assert ceilings.rows_for({"H": 6_001}) == {"H": 11_001}  # G is not near its ceiling: left alone
+    assert ceilings.rows_for({"H": 6_001, "G": 12_100}) == {"H": 11_001, "G": 17_100}  # G within REFRESH_MS
+    assert ceilings.final_rows({"H": 6_002}) == {"G": 9_500, "H": 6_002}
