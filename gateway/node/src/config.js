@@ -30,8 +30,8 @@ const DEFAULT_SECTIONS = {
   time: { max_future_s: 60.0, max_age_days: 366.0 },
   spool: {
     path: '/var/lib/telemetry-gateway/spool.sqlite',
-    fsync: 'batch', // "batch" or "interval"
-    fsync_interval_ms: 200,
+    fsync: 'deferred', // "deferred", "batch" or "interval" (spool.md, Durability)
+    fsync_interval_ms: 1000,
     max_mb: 1024.0,
     when_full: 'pause', // "pause" or "drop_oldest"
   },
@@ -73,7 +73,7 @@ export const RANGES = Object.freeze({
   'cassandra.retry_max_s': [0, 3600, true],
 });
 export const CHOICES = Object.freeze({
-  'spool.fsync': ['batch', 'interval'],
+  'spool.fsync': ['deferred', 'batch', 'interval'],
   'spool.when_full': ['pause', 'drop_oldest'],
   'cassandra.consistency': CONSISTENCY_LEVELS,
   'log.level': LOG_LEVELS,

@@ -8,7 +8,9 @@
 // into the spool's headroom, on a full disk into the room the spool's reserve file gives up (spool.js).
 //
 // Everything runs on the event loop: a step commits what arrived since the last one. Reads that arrive while a
-// commit's fsync blocks the loop are grouped into the next commit, which is the group commit.
+// commit's fsync blocks the loop are grouped into the next commit, which is the group commit. With fsync = deferred
+// the spool holds new frames in memory and commits those not acknowledged in time: a timer wakes a step when the
+// oldest is due (none while nothing is held), and a stop commits what is still held.
 
 import { RateLimitedLog, event } from './logs.js';
 import { NEXT, SeqTracker } from './seq-tracker.js';
@@ -45,6 +47,8 @@ export class Ingest {
     this.nextRoomCheck = 0;
     this.timer = null;
     this.immediate = null;
+    this.flushTimer = null; // deferred: for the oldest held frame, due at flushAt
+    this.flushAt = 0;
     this.stopDeadline = null;
     this.stopped = null; // resolves once a stop has committed everything handed over
     this.syncing = 0; // fsyncs awaited before credits go back
@@ -95,7 +99,7 @@ export class Ingest {
     }
     const acked = this.acked;
     this.acked = [];
-    if (this.pending.length || acked.length) {
+    if (this.pending.length || acked.length || this.spool.flushDelayMs() === 0) {
       const group = this.pending.length > this.groupLimit ? this.pending.slice(0, this.groupLimit) : this.pending;
       if (this.commit(group, acked, this.stamps, stopping)) {
         this.pending = group === this.pending ? [] : this.pending.slice(group.length);
@@ -105,11 +109,7 @@ export class Ingest {
         this.groupLimit = Math.max(1, Math.floor(group.length / 2));
         this.acked.unshift(...acked);
         if (stopping && now > this.stopDeadline) {
-          event('error', 'shutdown_with_unspooled_frames', {
-            frames: this.pending.length, reason: 'no room in the spool or on its disk', note: 'these frames are lost',
-          });
-          this.pending = [];
-          this.finishStop();
+          this.abandonStop();
           return;
         }
         this.schedule(RETRY_MS);
@@ -130,10 +130,50 @@ export class Ingest {
     if (this.pending.length || this.queue.length || this.acked.length) {
       this.schedule();
     } else if (stopping && this.syncing === 0) {
-      this.finishStop();
+      this.commitHeldAndStop(now);
+      return;
     } else if (this.withheld.length) {
       this.schedule(ROOM_CHECK_MS);
     }
+    this.armFlush();
+  }
+
+  /** Deferred: held frames are committed once due even when nothing else happens; one timer, for the oldest. */
+  armFlush() {
+    const delay = this.spool.flushDelayMs();
+    if (delay === null) { // nothing held: no wake-up
+      this.clearFlush();
+      return;
+    }
+    const at = performance.now() + delay;
+    if (this.flushTimer !== null && this.flushAt <= at) return; // set for then or earlier
+    this.clearFlush();
+    this.flushAt = at;
+    // Rounded up: a timer that fires a fraction of a ms early would find nothing due and arm another.
+    this.flushTimer = setTimeout(() => { this.flushTimer = null; this.schedule(); }, Math.ceil(delay));
+  }
+
+  clearFlush() {
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+  }
+
+  /** At a stop, once everything handed over is committed: what is still held in memory goes into the file, with
+   * the receipt stamps at their real values (deferred; nothing to do with the other policies). */
+  commitHeldAndStop(now) {
+    if (this.commit([], [], null, true, true)) this.finishStop();
+    else if (now > this.stopDeadline) this.abandonStop();
+    else this.schedule(RETRY_MS);
+  }
+
+  /** The stop's grace is over and the spool still has no room: what was not committed is lost. */
+  abandonStop() {
+    event('error', 'shutdown_with_unspooled_frames', {
+      frames: this.pending.length + this.spool.heldFrames, reason: 'no room in the spool or on its disk',
+      note: 'these frames are lost',
+    });
+    this.pending = [];
+    this.finishStop();
   }
 
   /** The credits of committed reads go back (through the room check) once their frames are on the disk. */
@@ -155,6 +195,7 @@ export class Ingest {
   finishStop() {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.clearFlush();
     this.resolveStopped();
   }
 
@@ -252,16 +293,19 @@ export class Ingest {
     }
   }
 
-  commit(frames, acked, stamps, stopping) {
+  /** final: the stop's commit of what the spool holds in memory (frames, acked and stamps are empty). */
+  commit(frames, acked, stamps, stopping, final = false) {
+    let written;
     try {
-      this.spool.commit(frames, acked, stamps);
+      written = final ? this.spool.commitHeld() : this.spool.commit(frames, acked, stamps);
     } catch (error) {
       if (error?.name !== 'SpoolFull') throw error;
       const kind = error.capReached ? 'cap' : 'disk';
       if (stopping && error.capReached) this.spool.liftCap(); // kept past the cap rather than lost at exit
-      this.pause(kind, { waiting: frames.length, detail: error.message });
+      this.pause(kind, { waiting: final ? this.spool.heldFrames : frames.length, detail: error.message });
       return false;
     }
+    if (written) this.metrics.spool_frames_committed.inc(written);
     this.metrics.spool_frames.set(this.spool.depth);
     if (frames.length) this.onSpooled();
     return true;

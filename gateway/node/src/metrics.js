@@ -154,5 +154,6 @@ export function createMetrics() {
     spool_full: declare('spool_full_total', r),
     reading_paused: declare('reading_paused', r),
     spool_dropped: declare('spool_dropped_frames_total', r),
+    spool_frames_committed: declare('spool_frames_committed_total', r),
   };
 }

@@ -15,13 +15,22 @@ import { createMetrics } from './metrics.js';
 import { startMetricsServer } from './metrics-server.js';
 import { lineDecoder } from './room-csv.js';
 import { Sender } from './sender.js';
-import { Spool } from './spool.js';
+import { createSpool } from './spool-deferred.js';
 import { SystemdNotifier } from './systemd-notify.js';
 
 const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
-const CHECKPOINT_MS = 1000; // with fsync = batch, checkpoints only keep the WAL small
+const CHECKPOINT_MS = 1000; // with fsync = batch or deferred, checkpoints only keep the WAL small
 const SPOOL_OPEN_RETRY_MS = 2000;
 const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what the inputs handed over
+
+// What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
+export const UNCLEAN_STOP_ACTIONS = Object.freeze({
+  deferred: 'the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra '
+    + 'had not acknowledged may be missing (seq gaps across a restart are not counted)',
+  batch: 'the last run did not stop cleanly: only frames read in its last few ms may be missing',
+  interval: 'the last run did not stop cleanly: after a power cut, frames of its last fsync_interval_ms may be '
+    + 'missing',
+});
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
@@ -31,8 +40,9 @@ async function openSpool(config, isStopping) {
   const log = new RateLimitedLog({ intervalS: 60 });
   for (;;) {
     try {
-      return new Spool(config.spool.path, {
+      return createSpool(config.spool.path, {
         fsync: config.spool.fsync, maxBytes: Math.trunc(config.spool.max_mb * 1024 * 1024),
+        holdMs: config.spool.fsync_interval_ms,
       });
     } catch (error) {
       if (!/SQLITE_FULL|SQLITE_IOERR|ENOSPC/.test(`${error.code} ${error.message}`)) throw error;
@@ -42,6 +52,11 @@ async function openSpool(config, isStopping) {
       await sleep(SPOOL_OPEN_RETRY_MS);
     }
   }
+}
+
+/** The spool's last run did not close it (its WAL file was left): one line saying what that may have cost. */
+export function reportUncleanStop(spool, fsync) {
+  event('warning', 'unclean_stop_detected', { spool: spool.path, fsync, action: UNCLEAN_STOP_ACTIONS[fsync] });
 }
 
 /** Runs until SIGTERM/SIGINT (or, with exitWhenDrained, until every input ended and its lines are in Cassandra);
@@ -93,6 +108,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   for (const input of inputs) input.start();
   event('info', 'gateway_started', { inputs: inputs.length, spool: config.spool.path, spooled_frames: spool.depth,
     fsync: config.spool.fsync, metrics: config.metrics.listen || 'off' });
+  if (spool.uncleanStop) reportUncleanStop(spool, config.spool.fsync);
   notifier.notify('READY=1');
 
   let lastWatchdog = 0;

@@ -22,10 +22,11 @@
 // Durability (fsync): "batch" is synchronous=NORMAL plus an fsync of the WAL after each commit, off the event
 // loop (wal-sync.js: whenDurable()), before the commit's frames count as spooled: synchronous=FULL's promise;
 // "interval" is synchronous=NORMAL, commits reach the OS at once and are fsynced by the checkpoint the service
-// runs every fsync_interval_ms (SQLite syncs the WAL before it copies it).
+// runs every fsync_interval_ms (SQLite syncs the WAL before it copies it). "deferred" (the default) holds frames in
+// memory first: spool-deferred.js, built on this class.
 
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, rmSync, statSync, statfsSync, truncateSync,
-  unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, statfsSync,
+  truncateSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -47,10 +48,10 @@ export const WAL_KEEP_BYTES = 1 << 20; // what the WAL file is cut back to when 
 export const DELETE_STEP_FRAMES = 256; // acknowledged frames deleted per transaction on a full disk
 const NO_PAGE_LIMIT = 2 ** 31 - 2; // SQLite's largest max_page_count
 
-// Rows per INSERT statement, largest first. 128 rows are 640 variables, within any SQLite's limit.
+// Rows per INSERT statement, largest first. 128 rows are 640 variables (768 with the id), within any SQLite's limit.
 const INSERT_SIZES = [128, 32, 8, 1];
-const insertSql = (size) => 'INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES '
-  + Array(size).fill('(?, ?, ?, ?, ?)').join(',');
+const insertSql = (size, withId) => `INSERT INTO frames (${withId ? 'id, ' : ''}source, ts_ms, received_ms, metrics, `
+  + `vals) VALUES ${Array(size).fill(withId ? '(?, ?, ?, ?, ?, ?)' : '(?, ?, ?, ?, ?)').join(',')}`;
 
 /** No room: the spool's cap (SQLite max_page_count) or the disk itself. Nothing of the commit was written. */
 export class SpoolFull extends Error {
@@ -86,21 +87,23 @@ function onlySqliteErrors(error) {
 }
 
 /** Receipt stamps as [source, lastTsMs] pairs, from a Map, a plain object, pairs or nothing. */
-function stampEntries(stamps) {
+export function stampEntries(stamps) {
   if (stamps == null) return [];
   if (stamps instanceof Map) return [...stamps];
   return Array.isArray(stamps) ? stamps : Object.entries(stamps);
 }
 
-function insertParams(frames, start, size) {
-  const params = new Array(size * 5);
-  for (let i = 0; i < size; i++) {
-    const frame = frames[start + i];
-    params[i * 5] = frame.source;
-    params[i * 5 + 1] = frame.ts_ms;
-    params[i * 5 + 2] = frame.received_ms;
-    params[i * 5 + 3] = frame.metrics;
-    params[i * 5 + 4] = frame.vals;
+function insertParams(frames, start, size, withId) {
+  const params = new Array(size * (withId ? 6 : 5));
+  let p = 0;
+  for (let i = start; i < start + size; i++) {
+    const frame = frames[i];
+    if (withId) params[p++] = frame.id;
+    params[p++] = frame.source;
+    params[p++] = frame.ts_ms;
+    params[p++] = frame.received_ms;
+    params[p++] = frame.metrics;
+    params[p++] = frame.vals;
   }
   return params;
 }
@@ -137,12 +140,16 @@ function writeReserve(path) {
 }
 
 export class Spool {
-  /** Opens (or creates) the spool at path; fsync "batch" or "interval"; reading pauses at maxBytes. */
+  /** Opens (or creates) the spool at path; fsync "batch" or "interval" ("deferred": DeferredSpool); reading pauses
+   * at maxBytes. */
   constructor(path, { fsync = 'batch', maxBytes = 1 << 30 } = {}) {
     this.path = String(path);
     this.reservePath = `${this.path}.reserve`;
     mkdirSync(dirname(this.path), { recursive: true });
-    const synchronous = 'NORMAL'; // "batch" adds an fsync of the WAL after each commit: whenDurable()
+    /** SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash. */
+    this.uncleanStop = existsSync(`${this.path}-wal`);
+    // "batch" adds an fsync of the WAL after each commit (whenDurable()); "deferred" commits rarely, each fsynced.
+    const synchronous = fsync === 'deferred' ? 'FULL' : 'NORMAL';
     /** With fsync "batch": commits are durable once whenDurable() resolves; null with "interval". */
     this.walSync = fsync === 'batch' ? new WalSync(`${this.path}-wal`) : null;
     try {
@@ -183,10 +190,14 @@ export class Spool {
     this._capPages = Math.max(16, Math.floor(maxBytes / this._pageSize));
     this._maxPages = this._capPages + Math.floor(CAP_HEADROOM / this._pageSize);
     this._db.pragma(`max_page_count = ${this._maxPages}`);
-    /** Frames in the spool. */
-    this.depth = this._db.prepare('SELECT count(*) FROM frames').pluck().get();
+    this._diskDepth = this._db.prepare('SELECT count(*) FROM frames').pluck().get();
     /** The disk had no room for the reserve (and its margin) at the last look: reading pauses. */
     this.diskLow = !this._keepReserve();
+  }
+
+  /** Frames not yet acknowledged. */
+  get depth() {
+    return this._diskDepth;
   }
 
   _upgradeFormat() {
@@ -214,7 +225,8 @@ export class Spool {
 
   _prepare() {
     const db = this._db;
-    this._inserts = new Map(INSERT_SIZES.map((size) => [size, db.prepare(insertSql(size))]));
+    this._inserts = new Map(INSERT_SIZES.map((size) => [size, db.prepare(insertSql(size, false))]));
+    this._insertsWithId = new Map(INSERT_SIZES.map((size) => [size, db.prepare(insertSql(size, true))]));
     this._deleteRange = db.prepare('DELETE FROM frames WHERE id BETWEEN ? AND ?');
     this._saveStamp = db.prepare('INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)');
     this._pageCount = db.prepare('PRAGMA page_count').pluck();
@@ -253,9 +265,30 @@ export class Spool {
   /** One transaction: delete acknowledged frames (inclusive [first, last] id ranges), append new ones (from
    * newFrame()), record the sources' last receipt stamps (Map or object source → ms). On a full disk a part of
    * the reserve is given up and the commit tried once more. Throws SpoolFull when there is no room; then no new
-   * frame was written (acknowledged ones may have been deleted, in steps: deleting them again is harmless). */
+   * frame was written (acknowledged ones may have been deleted, in steps: deleting them again is harmless).
+   * Returns how many frames went into the file. */
   commit(frames, acked, receiptStamps = null) {
-    const stamps = stampEntries(receiptStamps);
+    this._commitWithRoom(frames, acked, stampEntries(receiptStamps));
+    return frames.length;
+  }
+
+  /** Frames held in memory, not in the file: none here (DeferredSpool holds some). */
+  get heldFrames() {
+    return 0;
+  }
+
+  /** Commits what is held in memory, at a clean stop: nothing here. Returns the frames written. */
+  commitHeld() {
+    return 0;
+  }
+
+  /** Milliseconds until held frames are due for a commit; null: none held (always here). */
+  flushDelayMs() {
+    return null;
+  }
+
+  /** The commit of frames, acked (id ranges) and stamps ([source, ms] pairs), with the full disk's remedies. */
+  _commitWithRoom(frames, acked, stamps) {
     try {
       this._commitOnce(frames, acked, stamps);
     } catch (error) {
@@ -286,19 +319,19 @@ export class Spool {
           if (this._db.inTransaction) this._db.exec('ROLLBACK');
           return;
         }
-        this.depth -= deleted;
+        this._diskDepth -= deleted;
         this._checkpointTruncate();
       }
     }
   }
 
-  _commitOnce(frames, acked, receiptStamps) {
+  _commitOnce(frames, acked, stamps) {
     let deleted = 0;
     try {
       this._db.exec('BEGIN IMMEDIATE');
       for (const [first, last] of acked) deleted += this._deleteRange.run(first, last).changes;
       if (frames.length > 0) this._insert(frames);
-      for (const [source, lastTsMs] of stampEntries(receiptStamps)) this._saveStamp.run(source, lastTsMs);
+      for (const [source, lastTsMs] of stamps) this._saveStamp.run(source, lastTsMs);
       this._db.exec('COMMIT');
     } catch (error) {
       if (this._db.inTransaction) this._db.exec('ROLLBACK');
@@ -307,14 +340,17 @@ export class Spool {
       }
       throw error;
     }
-    this.depth += frames.length - deleted;
+    this._diskDepth += frames.length - deleted;
   }
 
+  /** Frames with an id (held ones) keep it; new ones get theirs from AUTOINCREMENT. */
   _insert(frames) {
+    const withId = frames[0].id !== undefined;
+    const inserts = withId ? this._insertsWithId : this._inserts;
     let start = 0;
     for (const size of INSERT_SIZES) {
-      const insert = this._inserts.get(size);
-      for (; frames.length - start >= size; start += size) insert.run(insertParams(frames, start, size));
+      const insert = inserts.get(size);
+      for (; frames.length - start >= size; start += size) insert.run(insertParams(frames, start, size, withId));
     }
   }
 
@@ -394,7 +430,7 @@ export class Spool {
   dropOldest(count) {
     const dropped = this._db.prepare('DELETE FROM frames WHERE id IN (SELECT id FROM frames ORDER BY id LIMIT ?)')
       .run(count).changes;
-    this.depth -= dropped;
+    this._diskDepth -= dropped;
     return dropped;
   }
 

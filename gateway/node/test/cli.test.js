@@ -126,8 +126,8 @@ describe('config errors exit 2 with one line', () => {
     const done = gateway(['run', '--config', path, '--input', '-']);
     assert.equal(done.status, 2);
     assert.equal(done.stdout, '');
-    assert.equal(done.stderr, `telemetry-gateway-node: config error at spool.fsync [choice]: must be one of batch, `
-      + `interval, not 'never' (in ${path})\n`);
+    assert.equal(done.stderr, `telemetry-gateway-node: config error at spool.fsync [choice]: must be one of deferred, `
+      + `batch, interval, not 'never' (in ${path})\n`);
   });
 
   it('a bad flag value, from the command line', async () => {

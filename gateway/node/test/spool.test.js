@@ -397,7 +397,7 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     truncateSync(filler, statSync(filler).size - (128 << 10));
     const taken = spool.take(0, 10 ** 6);
     const everything = [[taken[0].id, taken.at(-1).id]];
-    assert.throws(() => spool._commitOnce([], everything, null), SpoolFull); // the one big transaction does not fit
+    assert.throws(() => spool._commitOnce([], everything, []), SpoolFull); // the one big transaction does not fit
     spool.commit([], everything);
     assert.equal(spool.depth, 0);
     assert.deepEqual(spool.take(0, 10), []);

@@ -1,0 +1,53 @@
+// Receipt stamps under the deferred spool policy (gateway/contract/spool.md, "`deferred` in detail"; the Python
+// gateway's receipt_ceilings.py).
+//
+// A source's receipt_stamps row must never be below a stamp given to one of its frames, or a restart on a clock
+// that went back (a Pi has no real-time clock) could stamp a new frame on the key of an old one and overwrite it.
+// With every frame committed the row is simply written with the frames; with frames that are never written it is
+// written ahead, as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit every few
+// seconds instead of one per frame. Pure bookkeeping: the spool commits the rows, then calls committed().
+
+export const LEAD_MS = 5000; // how far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late
+export const REFRESH_MS = LEAD_MS / 2; // a ceiling this close to its source's last stamp is raised with the next one written
+
+export class ReceiptCeilings {
+  /** stored: the receipt_stamps rows, [source, ms] pairs or a Map; maxSources: [decode] max_sources. */
+  constructor(stored, maxSources) {
+    this.stored = new Map(stored); // what receipt_stamps holds
+    this.given = new Map(); // the last stamp given in this run, per source
+    this.maxSources = maxSources;
+  }
+
+  /** The receipt_stamps rows ([source, ms] pairs) to commit before these newly given stamps count: none while
+   * every stamp is at or below its source's ceiling, else a new ceiling for each source stamped in this run whose
+   * ceiling is near. */
+  rowsFor(stamps) {
+    if (!stamps.some(([source, ts]) => ts > (this.stored.get(source) ?? -Infinity))) return [];
+    const rows = [];
+    for (const [source, ts] of new Map([...this.given, ...stamps])) {
+      if ((this.stored.get(source) ?? -Infinity) < ts + REFRESH_MS) rows.push([source, ts + LEAD_MS]);
+    }
+    return rows;
+  }
+
+  /** At a clean stop: every source stamped in this run at its real last stamp (where the row says otherwise), so
+   * the next run's stamps are not pushed ahead. */
+  finalRows() {
+    return [...this.given].filter(([source, ts]) => this.stored.get(source) !== ts);
+  }
+
+  /** The commit holding rows (made for these stamps) is done. */
+  committed(stamps, rows) {
+    for (const [source, ts] of stamps) this.given.set(source, ts);
+    for (const [source, ms] of rows) this.stored.set(source, ms);
+    this.given = this.bounded(this.given);
+    this.stored = this.bounded(this.stored);
+  }
+
+  /** Junk sources with ever new names: past twice maxSources only the maxSources highest values are kept
+   * (forgetting a stored row costs one more row written later; forgetting a stamp leaves its row a ceiling). */
+  bounded(map) {
+    if (map.size <= 2 * this.maxSources) return map;
+    return new Map([...map].sort((a, b) => a[1] - b[1]).slice(-this.maxSources));
+  }
+}

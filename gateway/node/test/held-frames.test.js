@@ -1,0 +1,131 @@
+// The deferred policy's pure parts (gateway/contract/spool.md, "`deferred` in detail"): frames held in memory
+// (held-frames.js) and receipt stamps as ceilings (receipt-ceilings.js). Times are plain numbers: no clock.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { HeldFrames, MAX_HELD, mergeById } from '../src/held-frames.js';
+import { LEAD_MS, ReceiptCeilings } from '../src/receipt-ceilings.js';
+
+const frame = (id) => ({ id, source: 'G', ts_ms: 1000 + id, received_ms: 2000 + id, metrics: 'n', vals: Buffer.alloc(8) });
+const frames = (first, last) => Array.from({ length: last - first + 1 }, (_, i) => frame(first + i));
+const ids = (list) => list.map((f) => f.id);
+
+describe('HeldFrames', () => {
+  it('takes held frames above a cursor, oldest first, at most limit', () => {
+    const held = new HeldFrames(200);
+    held.hold(frames(11, 15), 0);
+    held.hold(frames(16, 20), 5);
+    assert.deepEqual(ids(held.take(0, 100)), ids(frames(11, 20)));
+    assert.deepEqual(ids(held.take(13, 4)), [14, 15, 16, 17]);
+    assert.deepEqual(held.take(20, 10), []);
+    held.acknowledge(14, 16);
+    assert.deepEqual(ids(held.take(12, 3)), [13, 17, 18]);
+    assert.equal(held.size, 7);
+  });
+
+  it('says whether an acknowledged range had ids it did not hold (rows to delete from the file)', () => {
+    const held = new HeldFrames(200);
+    held.hold(frames(11, 15), 0);
+    assert.equal(held.acknowledge(11, 12), false); // all held: nothing to delete
+    assert.equal(held.acknowledge(12, 13), true); // 12 is gone already
+    assert.equal(held.acknowledge(1, 10), true); // an earlier run's rows
+    assert.equal(held.acknowledge(14, 15), false);
+    assert.equal(held.size, 0);
+    assert.equal(held.dueAt(), null);
+  });
+
+  it('makes frames due after holdMs, keeps them until committed', () => {
+    const held = new HeldFrames(200);
+    held.hold(frames(1, 2), 1000);
+    held.hold(frames(3, 3), 1100);
+    assert.equal(held.dueAt(), 1200);
+    assert.deepEqual(held.due(1199), []);
+    assert.deepEqual(ids(held.due(1200)), [1, 2]);
+    assert.deepEqual(ids(held.due(1200)), [1, 2]); // still held: the commit may fail
+    held.acknowledge(2, 2);
+    held.committed(held.due(1250));
+    assert.equal(held.size, 1);
+    assert.equal(held.dueAt(), 1300);
+    assert.deepEqual(ids(held.due(0, true)), [3]); // everything, at a clean stop
+  });
+
+  it('makes the oldest due at once past maxHeld', () => {
+    const held = new HeldFrames(200, 5);
+    held.hold(frames(1, 8), 0);
+    assert.equal(held.dueAt(), -Infinity);
+    assert.deepEqual(ids(held.due(1)), [1, 2, 3]);
+    held.committed(held.due(1));
+    assert.equal(held.dueAt(), 200);
+  });
+
+  it('takes in what it returns, not in what it holds', () => {
+    const held = new HeldFrames(200);
+    for (let id = 1; id <= MAX_HELD; id++) held.hold([frame(id)], id);
+    const lookups = [];
+    const get = held.frames.get.bind(held.frames);
+    held.frames.get = (id) => { lookups.push(id); return get(id); };
+    assert.deepEqual(ids(held.take(MAX_HELD - 3, 100)), [MAX_HELD - 2, MAX_HELD - 1, MAX_HELD]);
+    assert.deepEqual(lookups, [MAX_HELD - 2, MAX_HELD - 1, MAX_HELD]);
+  });
+
+  it('drops what is behind its head once most of its FIFO is', () => {
+    const held = new HeldFrames(200);
+    held.hold(frames(1, 3000), 0);
+    held.acknowledge(1, 2990);
+    assert.equal(held.dueAt(), 200);
+    assert.equal(held.ids.length, 10);
+    assert.deepEqual(ids(held.take(0, 100)), ids(frames(2991, 3000)));
+  });
+});
+
+describe('mergeById', () => {
+  it('merges held and committed frames in id order, each id once, at most limit', () => {
+    const held = frames(5, 8);
+    const committed = [frame(1), frame(3), frame(5), frame(9)]; // 5: committed between the two reads
+    assert.deepEqual(ids(mergeById(held, committed, 100)), [1, 3, 5, 6, 7, 8, 9]);
+    assert.equal(mergeById(held, committed, 100)[2], committed[2]);
+    assert.deepEqual(ids(mergeById(held, committed, 4)), [1, 3, 5, 6]);
+    assert.deepEqual(ids(mergeById([], committed, 2)), [1, 3]);
+    assert.deepEqual(ids(mergeById(held, [], 2)), [5, 6]);
+  });
+});
+
+describe('ReceiptCeilings', () => {
+  it('writes a ceiling only when a stamp passes its source\'s stored row', () => {
+    const ceilings = new ReceiptCeilings([['A', 10_000]], 1000);
+    assert.deepEqual(ceilings.rowsFor([['A', 9_000]]), []);
+    ceilings.committed([['A', 9_000]], []);
+    assert.deepEqual(ceilings.rowsFor([['A', 10_001]]), [['A', 10_001 + LEAD_MS]]);
+    ceilings.committed([['A', 10_001]], [['A', 10_001 + LEAD_MS]]);
+    assert.deepEqual(ceilings.rowsFor([['A', 15_000]]), []);
+    // A new source passes its (missing) row; A's ceiling is not near its last stamp: not raised.
+    assert.deepEqual(ceilings.rowsFor([['B', 1]]), [['B', 1 + LEAD_MS]]);
+  });
+
+  it('raises the other sources stamped in this run whose ceiling is near, in the same commit', () => {
+    const ceilings = new ReceiptCeilings([['A', 20_000], ['B', 20_000], ['C', 20_000]], 1000);
+    ceilings.committed([['A', 19_000], ['B', 16_000]], []);
+    // C passes: A (19,000 + 2,500 > 20,000) comes along, B (16,000 + 2,500 <= 20,000) and D (not stamped) do not.
+    assert.deepEqual(ceilings.rowsFor([['C', 20_001]]), [['A', 19_000 + LEAD_MS], ['C', 20_001 + LEAD_MS]]);
+  });
+
+  it('writes the real last stamps at a clean stop, once', () => {
+    const ceilings = new ReceiptCeilings([], 1000);
+    const rows = ceilings.rowsFor([['A', 100], ['B', 200]]);
+    ceilings.committed([['A', 100], ['B', 200]], rows);
+    ceilings.committed([['A', 150]], []);
+    assert.deepEqual(ceilings.finalRows(), [['A', 150], ['B', 200]]);
+    ceilings.committed([], ceilings.finalRows());
+    assert.deepEqual(ceilings.finalRows(), []);
+  });
+
+  it('keeps at most twice max_sources of each map, the highest values', () => {
+    const ceilings = new ReceiptCeilings([], 2);
+    for (const [i, source] of ['A', 'B', 'C', 'D', 'E'].entries()) {
+      ceilings.committed([[source, i]], ceilings.rowsFor([[source, i]]));
+    }
+    assert.deepEqual([...ceilings.given.keys()], ['D', 'E']);
+    assert.deepEqual([...ceilings.stored.keys()], ['D', 'E']);
+  });
+});

@@ -1,0 +1,293 @@
+// fsync = "deferred" on a real spool file (gateway/contract/spool.md, "`deferred` in detail"): frames held in memory
+// and taken with the committed ones, committed only when not acknowledged in time, ids above every id given,
+// receipt stamps as ceilings, the unclean stop; and the ingest that drives it (its counter, its timer, its stop).
+// The spool's clock is a number the tests move: no timing depends on the machine.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+
+import { Credits } from '../src/credits.js';
+import { frame as decodedFrame } from '../src/decoded.js';
+import { Ingest } from '../src/ingest.js';
+import { setupLogging } from '../src/logs.js';
+import { createMetrics } from '../src/metrics.js';
+import { LEAD_MS } from '../src/receipt-ceilings.js';
+import { reportUncleanStop } from '../src/service.js';
+import { DeferredSpool, createSpool } from '../src/spool-deferred.js';
+import { Spool, SpoolFull, newFrame } from '../src/spool.js';
+
+const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) => {
+  const i = start + k;
+  return newFrame(source, 1_000 + i, 2_000 + i, [['temp_in', i + 0.5], ['light', i]]);
+});
+const columns = (f) => [f.source, f.ts_ms, f.received_ms, f.metrics, f.vals.toString('hex')];
+const ids = (list) => list.map((f) => f.id);
+
+let scratch = [];
+afterEach(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  scratch = [];
+});
+function tmpPath() {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-deferred-test-'));
+  scratch.push(dir);
+  return join(dir, 's.sqlite');
+}
+
+/** A deferred spool on the clock clock.now (ms), holding frames 200 ms. */
+function openDeferred(path, clock, options = {}) {
+  return new DeferredSpool(path, { holdMs: 200, clock: () => clock.now, ...options });
+}
+const fileIds = (spool) => spool._db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
+const storedStamps = (spool) => Object.fromEntries(spool._db.prepare('SELECT source, last_ts_ms FROM receipt_stamps')
+  .raw().all());
+
+/** The statements run on the spool's writer connection (BEGIN IMMEDIATE ... COMMIT) from now on. */
+function watchTransactions(spool) {
+  const statements = [];
+  const exec = spool._db.exec.bind(spool._db);
+  spool._db.exec = (sql) => { statements.push(sql); return exec(sql); };
+  return statements;
+}
+
+describe('fsync "deferred": the spool', () => {
+  it('is what createSpool opens for it, synchronous=FULL on both connections', () => {
+    const spool = createSpool(tmpPath(), { fsync: 'deferred' });
+    assert.ok(spool instanceof DeferredSpool);
+    for (const db of [spool._db, spool._reader]) assert.equal(db.pragma('synchronous', { simple: true }), 2);
+    assert.equal(spool.walSync, null); // its commits are fsynced inside: nothing to await
+    spool.close();
+    assert.ok(!(createSpool(tmpPath(), { fsync: 'batch' }) instanceof DeferredSpool));
+  });
+
+  it('takes held frames and committed rows together, in id order, each once', () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(tmpPath(), clock);
+    const sent = frames(5);
+    spool.commit(sent.slice(0, 3), []);
+    clock.now = 200;
+    assert.equal(spool.commit([], []), 3); // ids 1-3 were not acknowledged in time
+    spool.commit(sent.slice(3), []); // 4 and 5 are held
+    assert.deepEqual(fileIds(spool), [1, 2, 3]);
+    assert.equal(spool.depth, 5);
+    assert.equal(spool.heldFrames, 2);
+    const taken = spool.take(0, 10);
+    assert.deepEqual(ids(taken), [1, 2, 3, 4, 5]);
+    assert.deepEqual(taken.map(columns), sent.map(columns));
+    assert.deepEqual(ids(spool.take(2, 2)), [3, 4]);
+    let queries = 0;
+    const select = spool._take;
+    spool._take = { all: (...args) => { queries += 1; return select.all(...args); } };
+    assert.deepEqual(ids(spool.take(3, 10)), [4, 5]);
+    assert.equal(queries, 0); // no committed row above 3: the file is not read
+    assert.deepEqual(ids(spool.take(1, 10)), [2, 3, 4, 5]);
+    assert.equal(queries, 1);
+    spool.close();
+  });
+
+  it('writes nothing for frames acknowledged in time, not even an empty transaction', () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(tmpPath(), clock);
+    const transactions = watchTransactions(spool);
+    assert.equal(spool.commit(frames(2), []), 0);
+    assert.equal(spool.depth, 2);
+    clock.now = 199;
+    assert.equal(spool.commit([], [[1, 2]]), 0);
+    clock.now = 10_000;
+    assert.equal(spool.commit([], []), 0);
+    assert.deepEqual(transactions, []);
+    assert.deepEqual(fileIds(spool), []);
+    assert.equal(spool.depth, 0);
+    assert.equal(spool.flushDelayMs(), null);
+    spool.close();
+  });
+
+  it('commits a frame not acknowledged in time with its id; it survives a reopen and its ack deletes it', () => {
+    const clock = { now: 0 };
+    const path = tmpPath();
+    const spool = openDeferred(path, clock);
+    const sent = frames(3);
+    spool.commit(sent.slice(0, 2), []);
+    clock.now = 100;
+    spool.commit(sent.slice(2), []);
+    assert.equal(spool.flushDelayMs(), 100);
+    clock.now = 200;
+    assert.equal(spool.flushDelayMs(), 0);
+    assert.equal(spool.commit([], []), 2);
+    assert.deepEqual(fileIds(spool), [1, 2]);
+    assert.equal(spool.flushDelayMs(), 100);
+    const other = new Spool(path); // another gateway's view: the committed frames, with their ids
+    assert.deepEqual(other.take(0, 10).map((f) => [f.id, ...columns(f)]),
+      sent.slice(0, 2).map((f, i) => [i + 1, ...columns(f)]));
+    other.close();
+    clock.now = 250;
+    assert.equal(spool.commit([], [[1, 3]]), 0); // 3 was still held: dropped; 1 and 2 deleted from the file
+    assert.deepEqual(fileIds(spool), []);
+    assert.equal(spool.depth, 0);
+    spool.close();
+  });
+
+  it('commits the oldest held frames at once past 5,000', () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(tmpPath(), clock);
+    spool.commit(frames(5003), []);
+    assert.equal(spool.flushDelayMs(), 0);
+    clock.now = 1;
+    assert.equal(spool.commit([], []), 3);
+    assert.deepEqual(fileIds(spool), [1, 2, 3]);
+    assert.equal(spool.heldFrames, 5000);
+    assert.equal(spool.flushDelayMs(), 199);
+    spool.close();
+  });
+
+  it('gives ids above every id the spool has given, after a reopen too', () => {
+    const clock = { now: 0 };
+    const path = tmpPath();
+    const batch = new Spool(path);
+    batch.commit(frames(10), []);
+    batch.commit([], [[1, 10]]); // the table is empty; sqlite_sequence says 10
+    batch.close();
+    let spool = openDeferred(path, clock);
+    spool.commit(frames(2), []);
+    assert.deepEqual(ids(spool.take(0, 10)), [11, 12]);
+    clock.now = 200;
+    spool.commit([], []);
+    spool.close();
+    spool = openDeferred(path, clock);
+    spool.commit(frames(1), []);
+    assert.deepEqual(ids(spool.take(0, 10)), [11, 12, 13]);
+    assert.equal(spool.commitHeld(), 1);
+    spool.close();
+  });
+
+  it('stores receipt stamps as ceilings, and the real ones at a clean stop', () => {
+    const clock = { now: 0 };
+    const path = tmpPath();
+    let spool = openDeferred(path, clock);
+    const transactions = watchTransactions(spool);
+    spool.commit(frames(1), [], { G: 10_000 });
+    assert.deepEqual(storedStamps(spool), { G: 10_000 + LEAD_MS });
+    transactions.length = 0;
+    spool.commit(frames(1, 1), [[1, 1]], { G: 12_000 }); // below the ceiling: nothing written
+    assert.deepEqual(transactions, []);
+    spool.commit([], [[2, 2]], { G: 15_001 });
+    assert.deepEqual(storedStamps(spool), { G: 15_001 + LEAD_MS });
+    assert.equal(spool.commitHeld(), 0); // nothing held
+    assert.deepEqual(storedStamps(spool), { G: 15_001 });
+    spool.close();
+    spool = openDeferred(path, clock); // the stored row is loaded: the next stamp above it writes a ceiling
+    assert.deepEqual([...spool.lastReceiptStamps(1000)], [['G', 15_001]]);
+    spool.commit(frames(1), [], { G: 15_002 });
+    assert.deepEqual(storedStamps(spool), { G: 15_002 + LEAD_MS });
+    spool.commitHeld();
+    spool.close();
+  });
+
+  it('keeps held frames in memory while a commit finds no room, and takes no new ones', () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(tmpPath(), clock, { maxBytes: 64 * 1024 });
+    let full = null;
+    for (let i = 0; full === null && i < 1000; i++) {
+      clock.now += 200; // the previous group is due
+      try {
+        spool.commit(frames(500, i * 500), []);
+      } catch (error) {
+        full = error;
+      }
+    }
+    assert.ok(full instanceof SpoolFull && full.capReached);
+    const [held, depth] = [spool.heldFrames, spool.depth];
+    assert.equal(held, 500);
+    clock.now += 200;
+    assert.throws(() => spool.commit(frames(5, 10 ** 6), []), SpoolFull);
+    assert.deepEqual([spool.heldFrames, spool.depth], [held, depth]);
+    spool.liftCap();
+    assert.equal(spool.commit([], []), held);
+    assert.equal(spool.depth, depth);
+    spool.close();
+  });
+
+  it('says so when the last run left its WAL file (no clean close)', () => {
+    const path = tmpPath();
+    const crashed = openDeferred(path, { now: 0 }); // still open: as a killed process leaves it
+    const next = openDeferred(path, { now: 0 });
+    assert.equal(next.uncleanStop, true);
+    const lines = [];
+    setupLogging('info', { write: (text) => { lines.push(text); } });
+    reportUncleanStop(next, 'deferred');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], new RegExp(`level=WARNING event=unclean_stop_detected spool=${path} fsync=deferred `
+      + "action='the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra had "
+      + "not acknowledged may be missing \\(seq gaps across a restart are not counted\\)'\n$"));
+    crashed.close();
+    next.close();
+    const clean = openDeferred(path, { now: 0 });
+    assert.equal(clean.uncleanStop, false);
+    clean.close();
+  });
+});
+
+async function counted(metric) {
+  return (await metric.get()).values[0]?.value ?? 0;
+}
+const tick = () => new Promise((resolve) => { setImmediate(resolve); });
+const CONFIG = { decode: { duplicate_window_s: 10, max_sources: 1000 }, time: { max_future_s: 60, max_age_days: 366 },
+  spool: { when_full: 'pause' } };
+
+describe('fsync "deferred": the ingest', () => {
+  /** An ingest on a deferred spool; put(n) hands over a read of n frames. */
+  function ingestOn(spool) {
+    const metrics = createMetrics();
+    const ingest = new Ingest(CONFIG, spool, metrics, () => {});
+    const credits = new Credits(2);
+    let seq = 0;
+    const put = (n) => ingest.put({ receivedMs: Date.now(), credits,
+      frames: Array.from({ length: n }, () => decodedFrame('v1', 'G', seq++, null, [['n', seq]])) });
+    return { ingest, metrics, credits, put };
+  }
+
+  it('counts only the frames it commits, gives credits back at once, commits what is held at a stop', async () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(tmpPath(), clock);
+    const { ingest, metrics, credits, put } = ingestOn(spool);
+    credits.take();
+    put(2);
+    await tick();
+    await tick();
+    assert.equal(credits.available, 2); // spooled at once: held
+    assert.equal(spool.heldFrames, 2);
+    ingest.acknowledge([1, 2]);
+    await tick();
+    assert.equal(spool.heldFrames, 0);
+    put(1); // id 3, never acknowledged
+    await tick();
+    clock.now = 200;
+    ingest.step(); // what the flush timer does once the frame is due
+    assert.equal(await counted(metrics.spool_frames_committed), 1);
+    assert.deepEqual(fileIds(spool), [3]);
+    put(1); // id 4, held at the stop
+    await tick();
+    await ingest.stop();
+    assert.deepEqual(fileIds(spool), [3, 4]);
+    assert.equal(await counted(metrics.spool_frames_committed), 2);
+    assert.equal(ingest.flushTimer, null);
+    spool.close();
+  });
+
+  it('wakes itself when a held frame is due, and not while nothing is held', async () => {
+    const spool = new DeferredSpool(tmpPath(), { holdMs: 10 }); // the real clock: only the order of events matters
+    const { ingest, put } = ingestOn(spool);
+    put(1);
+    await tick();
+    assert.notEqual(ingest.flushTimer, null);
+    const deadline = performance.now() + 5000;
+    while (spool.heldFrames && performance.now() < deadline) await new Promise((resolve) => { setTimeout(resolve, 5); });
+    assert.deepEqual(fileIds(spool), [1]);
+    assert.equal(ingest.flushTimer, null);
+    await ingest.stop();
+    spool.close();
+  });
+});
