@@ -130,7 +130,7 @@ class GatewayUnderTest:
     @classmethod
     def configure(cls, tmp: Path, ports: list[Path | dict], keyspace: str, host: str | list[str],
                   fsync: str = "batch", extra: str = "", spool: Path | None = None,
-                  consistency: str = "LOCAL_ONE", fsync_interval_ms: int = 200) -> "GatewayUnderTest":
+                  consistency: str = "LOCAL_ONE", fsync_interval_ms: int | None = None) -> "GatewayUnderTest":
         """ports: paths, or port tables such as {"path": link, "baud": 9600, "format": "csv", ...}; host: one
         address or the contact points of a cluster."""
         spool = spool or tmp / "spool.sqlite"
@@ -144,7 +144,7 @@ reopen_max_s = 0.5
 [spool]
 path = "{spool}"
 fsync = "{fsync}"
-fsync_interval_ms = {fsync_interval_ms}
+{"" if fsync_interval_ms is None else f"fsync_interval_ms = {fsync_interval_ms}"}
 
 [cassandra]
 hosts = {toml_value([host] if isinstance(host, str) else list(host))}

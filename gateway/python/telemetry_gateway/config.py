@@ -51,7 +51,7 @@ class TimeConfig:
 class SpoolConfig:
     path: str = "/var/lib/telemetry-gateway/spool.sqlite"
     fsync: str = "deferred"  # "deferred", "batch" or "interval" (gateway/contract/spool.md, Durability)
-    fsync_interval_ms: int = 200
+    fsync_interval_ms: int = 1000
     max_mb: float = 1024.0
     when_full: str = "pause"  # "pause" or "drop_oldest"
 

@@ -77,11 +77,18 @@ class HeldFrames:
 
     def is_due(self, now: float) -> bool:
         """Cheap check for an idle loop: whether due() would return something."""
+        return self.next_due_s(now) <= 0
+
+    def next_due_s(self, now: float) -> float:
+        """Seconds until due() returns something (0 or less: now); inf when nothing is held."""
         with self._lock:
             while self._since and self._since[0][0] not in self._frames:
                 self._since.popleft()
-            return bool(self._since) and (now - self._since[0][1] >= self._hold_s
-                                          or len(self._frames) > self._max_held)
+            if not self._since:
+                return float("inf")
+            if len(self._frames) > self._max_held:
+                return 0.0
+            return self._since[0][1] + self._hold_s - now
 
     def committed(self, frames: Iterable[SpooledFrame]) -> None:
         """These frames are in the spool file now: no longer held."""

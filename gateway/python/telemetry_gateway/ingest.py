@@ -31,6 +31,10 @@ GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and
 # written rows, 5 ms gave p50 16-21 ms and p99 83-162 ms.
 GROUP_LINGER_S = 0.001
 ROOM_CHECK_S = 0.25  # while reading is paused, how often the spool is asked whether there is room again
+# The longest an idle loop sleeps: reads, acknowledgements and a stop wake it at once (WAKE), held frames when due.
+# A Pi's gateway is idle most of the time, and every wake-up of a Python thread costs CPU.
+IDLE_S = 1.0
+WAKE = None  # put into the queue to wake the loop: an acknowledgement to commit, or a stop
 RETRY_S = 0.5  # after a commit found no room at all
 STOP_GRACE_S = 10.0  # at shutdown, how long a commit that finds no room is retried before its frames are given up
 
@@ -56,6 +60,8 @@ class Ingest:
         self._recent: OrderedDict[str, None] = OrderedDict.fromkeys(self._stamper.sources())
         metrics.sources_tracked.set(len(self._recent))
         self._drop_oldest = config.spool.when_full == "drop_oldest"
+        # Deferred commits only what is due, not each group: waiting for more reads would buy nothing.
+        self._linger_s = 0.0 if config.spool.fsync == "deferred" else GROUP_LINGER_S
         self._group_limit = GROUP_MAX  # halved while commits find no room, so a group fits what room is left
         self._acked: list[tuple[int, int]] = []  # id ranges
         self._acked_lock = threading.Lock()
@@ -69,9 +75,11 @@ class Ingest:
         spool."""
         with self._acked_lock:
             self._acked.append(ids)
+        self.queue.put(WAKE)
 
     def stop(self) -> None:
         self._stop.set()
+        self.queue.put(WAKE)
 
     def run(self) -> None:
         pending: list[NewFrame] = []
@@ -86,7 +94,8 @@ class Ingest:
             if stopping and stop_deadline is None:
                 stop_deadline = now + STOP_GRACE_S
             if not pending:
-                pending, read_credits = self._collect(wait_s=0.0 if stopping else 0.02)
+                wait_s = min(IDLE_S, self._spool.next_due_s(now), next_room_check - now if withheld else IDLE_S)
+                pending, read_credits = self._collect(wait_s=0.0 if stopping else max(0.001, wait_s))
                 credits += read_credits
                 stamps = self._stamper.take_changed()
             with self._acked_lock:
@@ -131,14 +140,15 @@ class Ingest:
         frames = 0
         try:
             reads.append(self.queue.get(timeout=wait_s) if wait_s else self.queue.get_nowait())
-            frames = len(reads[0].frames)
-            until = time.monotonic() + (GROUP_LINGER_S if wait_s else 0)
+            frames = len(reads[0].frames) if reads[0] is not WAKE else 0
+            until = time.monotonic() + (self._linger_s if wait_s else 0)
             while frames < GROUP_MAX:
                 left = until - time.monotonic()
                 reads.append(self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait())
-                frames += len(reads[-1].frames)
+                frames += len(reads[-1].frames) if reads[-1] is not WAKE else 0
         except queue.Empty:
             pass
+        reads = [read for read in reads if read is not WAKE]
         accepted: list[NewFrame] = []
         formats: Counter[str] = Counter()
         for frames_of_read, received_ms, _credit in reads:

@@ -23,6 +23,10 @@ class RetrySchedule:
         request.due = now + backoff_s(request.attempts, self._max_s)
         heapq.heappush(self._waiting, request)
 
+    def next_due_s(self, now: float) -> float:
+        """Seconds until the earliest retry is due; inf when none waits."""
+        return self._waiting[0].due - now if self._waiting else float("inf")
+
     def due(self, now: float) -> list[Request]:
         """The requests whose wait is over, earliest first."""
         due = []

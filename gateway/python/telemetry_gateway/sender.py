@@ -45,6 +45,10 @@ CONNECT_ACTIONS = {
 # `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
 # write of each per chunk would double the requests.
 FLUSH_S = 0.5
+# The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
+# retries) when due. A Pi's gateway is idle most of the time, and every wake-up of a Python thread costs CPU.
+IDLE_S = 1.0
+BUSY_WAIT_S = 0.05  # while the spool may hold more than was taken
 _RECEIVED_MS = attrgetter("received_ms")
 
 
@@ -137,7 +141,7 @@ class Sender:
         return True
 
     def _step(self, take_new: bool = True) -> None:
-        self._wake.wait(0.05)
+        self._wake.wait(self._wait_s(time.monotonic()))
         self._wake.clear()
         self._settle()
         now = time.monotonic()
@@ -149,6 +153,15 @@ class Sender:
             if self._latest and now - self._latest_flushed >= FLUSH_S:
                 self._flush_latest()
         self._pump.send(self._session)
+
+    def _wait_s(self, now: float) -> float:
+        """How long the loop may sleep before a timer is due."""
+        wait = BUSY_WAIT_S if self._more else IDLE_S
+        if self._ledger.written:
+            wait = min(wait, self._changes_flushed + FLUSH_S - now)
+        if self._latest:
+            wait = min(wait, self._latest_flushed + FLUSH_S - now)
+        return max(0.0, min(wait, self._retries.next_due_s(now)))
 
     def _take(self) -> None:
         # Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).

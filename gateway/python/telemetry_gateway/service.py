@@ -92,6 +92,8 @@ class Gateway:
 
     def _checkpoints(self) -> None:
         while not self._checkpoints_stop.wait(self._checkpoint_s):
+            if not self.spool.checkpoint_due(time.monotonic()):
+                continue
             try:
                 self.spool.checkpoint()
             except sqlite3.Error as error:  # e.g. a full disk: the WAL keeps the frames; the next call retries
@@ -132,7 +134,8 @@ class Gateway:
         notifier.notify("READY=1")
         last_watchdog = last_size = 0.0
         status = 0
-        while not self._stop.wait(0.2):
+        # A file input's end is noticed within 0.2 s (replays and benchmarks time it); serial ports run for months.
+        while not self._stop.wait(0.2 if self._exit_when_drained else 1.0):
             now = time.monotonic()
             dead = [thread.name for thread in (ingest, sender, checkpoints) if not thread.is_alive()]
             if dead:  # a bug, with its traceback above: a restart beats a gateway that reads and never writes

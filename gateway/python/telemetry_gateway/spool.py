@@ -61,6 +61,11 @@ DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the di
 CAP_HEADROOM = 4 << 20
 BUSY_TIMEOUT_MS = 5000
 WAL_KEEP_BYTES = 1 << 20  # what the WAL file is cut back to when it restarts
+# Deferred: the WAL of a healthy link holds only a few small commits (receipt-stamp ceilings); copying them into
+# the database every second would double what reaches the SD card. It is copied once this many rows changed, or
+# once a minute.
+CHECKPOINT_ROWS = 256
+CHECKPOINT_IDLE_S = 60.0
 DELETE_STEP_FRAMES = 256  # acknowledged frames deleted per transaction on a full disk: a few pages of WAL
 
 # Rows per INSERT statement, largest first: a few fixed sizes, so their statements stay in sqlite3's cache. 128
@@ -152,6 +157,9 @@ class Spool:
     def _open(self, fsync: str) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._used_pages_at = -1  # total_changes when _used_pages was last counted
+        self._checkpointed = (0, time.monotonic())  # total_changes and time at the last checkpoint
+        self._used_pages_cached = 0
         # Nothing below writes to a spool that is already set up, so it opens on a full disk.
         if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -198,8 +206,12 @@ class Spool:
             return self._used_pages() * self._page_size
 
     def _used_pages(self) -> int:
-        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
-        return pages - self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        """Asked on every read's commit and every second: counted again only after a write changed the file."""
+        if self._used_pages_at != self._db.total_changes:
+            self._used_pages_at = self._db.total_changes
+            pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+            self._used_pages_cached = pages - self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        return self._used_pages_cached
 
     def last_receipt_stamps(self, limit: int = 1000) -> dict[str, int]:
         """The newest limit sources' last receipt stamps; older rows are pruned, so junk sources cannot grow the
@@ -248,6 +260,10 @@ class Spool:
                 self._held.hold(new, now)
             self._ceilings.stored(stamps, rows)
         return len(due)
+
+    def next_due_s(self, now: float) -> float:
+        """Seconds until a held frame is due (deferred), for the idle loop's sleep; inf when none is held."""
+        return self._held.next_due_s(now) if self._deferred else float("inf")
 
     def flush_due(self, now: float | None = None) -> bool:
         """Whether held frames wait to be committed (deferred): for an otherwise idle loop."""
@@ -418,8 +434,17 @@ class Spool:
         transactions still being read stay for the next call. With synchronous=NORMAL this is the fsync of the
         interval policy. Returns (pages in the WAL, pages checkpointed)."""
         with self._checkpointer_lock:
+            self._checkpointed = (self._db.total_changes, time.monotonic())
             _busy, wal_pages, copied = self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         return wal_pages, copied
+
+    def checkpoint_due(self, now: float) -> bool:
+        """Whether the periodic checkpoint should run now: always, but for deferred (CHECKPOINT_ROWS)."""
+        if not self._deferred:
+            return True
+        changes_at, at = self._checkpointed
+        changed = self._db.total_changes - changes_at
+        return changed >= CHECKPOINT_ROWS or (changed > 0 and now - at >= CHECKPOINT_IDLE_S)
 
     def close(self) -> None:
         with self._checkpointer_lock:
