@@ -46,7 +46,7 @@ class Received(NamedTuple):
 
 
 class Ingest:
-    def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled) -> None:
+    def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled, wake_on_ack: bool = True) -> None:
         self.queue: queue.Queue[Received] = queue.Queue()  # bounded by the readers' credits
         self._spool = spool
         self._metrics = metrics
@@ -62,6 +62,7 @@ class Ingest:
         self._drop_oldest = config.spool.when_full == "drop_oldest"
         # Deferred commits only what is due, not each group: waiting for more reads would buy nothing.
         self._linger_s = 0.0 if config.spool.fsync == "deferred" else GROUP_LINGER_S
+        self._wake_on_ack = wake_on_ack  # else acknowledgements wait for the next read or due frame
         self._group_limit = GROUP_MAX  # halved while commits find no room, so a group fits what room is left
         self._acked: list[tuple[int, int]] = []  # id ranges
         self._acked_lock = threading.Lock()
@@ -75,7 +76,8 @@ class Ingest:
         spool."""
         with self._acked_lock:
             self._acked.append(ids)
-        self.queue.put(WAKE)
+        if self._wake_on_ack:
+            self.queue.put(WAKE)
 
     def stop(self) -> None:
         self._stop.set()

@@ -72,7 +72,10 @@ class Gateway:
                               else CHECKPOINT_S)
         self._checkpoint_log = RateLimitedLog()
         self.sender: Sender | None = None
-        self.ingest = Ingest(config, self.spool, self.metrics, on_spooled=lambda: self.sender and self.sender.nudge())
+        # Deferred on serial ports: an acknowledgement only lets a held frame go, which can wait for the next read
+        # or due frame; a file replay (exit_when_drained) and a spool file's deletes are waited for.
+        self.ingest = Ingest(config, self.spool, self.metrics, on_spooled=lambda: self.sender and self.sender.nudge(),
+                             wake_on_ack=bool(streams) or config.spool.fsync != "deferred")
         self.sender = Sender(self.spool, lambda: build_cluster(config.cassandra), config.cassandra.keyspace,
                              config.cassandra.batch_rows, config.cassandra.max_in_flight,
                              config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge)
