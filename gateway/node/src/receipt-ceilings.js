@@ -7,8 +7,10 @@
 // written ahead, as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit every few
 // seconds instead of one per frame. Pure bookkeeping: the spool commits the rows, then calls committed().
 
-export const LEAD_MS = 5000; // how far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late
-export const REFRESH_MS = LEAD_MS / 2; // a ceiling this close to its source's last stamp is raised with the next one written
+// How far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late.
+export const LEAD_MS = 5000;
+// A ceiling this close to its source's last stamp is raised with the next one written.
+export const REFRESH_MS = LEAD_MS / 2;
 
 export class ReceiptCeilings {
   /** stored: the receipt_stamps rows, [source, ms] pairs or a Map; maxSources: [decode] max_sources. */

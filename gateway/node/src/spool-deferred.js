@@ -13,7 +13,7 @@
 
 import { HeldFrames, mergeById } from './held-frames.js';
 import { ReceiptCeilings } from './receipt-ceilings.js';
-import { Spool, stampEntries } from './spool.js';
+import { Spool, SpoolFull, stampEntries } from './spool.js';
 
 /** A new frame (newFrame()) under its id, shaped as take() returns a committed row. */
 function heldFrame(id, frame) {
@@ -80,6 +80,18 @@ export class DeferredSpool extends Spool {
     this._nextId += frames.length;
     this._ceilings.committed(stamps, rows);
     return due.length;
+  }
+
+  /** A clean close: what is still held goes into the file first (the ingest's stop normally did it, with retries
+   * while there was no room; it also said what was lost). */
+  close() {
+    try {
+      this.commitHeld();
+    } catch (error) {
+      if (!(error instanceof SpoolFull)) throw error;
+    } finally {
+      super.close();
+    }
   }
 
   take(afterId, limit) {

@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import { HeldFrames, MAX_HELD, mergeById } from '../src/held-frames.js';
 import { LEAD_MS, ReceiptCeilings } from '../src/receipt-ceilings.js';
 
-const frame = (id) => ({ id, source: 'G', ts_ms: 1000 + id, received_ms: 2000 + id, metrics: 'n', vals: Buffer.alloc(8) });
+const frame = (id) => ({ id, source: 'G', ts_ms: 1000 + id, received_ms: 2000 + id, metrics: 'n',
+  vals: Buffer.alloc(8) });
 const frames = (first, last) => Array.from({ length: last - first + 1 }, (_, i) => frame(first + i));
 const ids = (list) => list.map((f) => f.id);
 

@@ -186,6 +186,21 @@ describe('fsync "deferred": the spool', () => {
     spool.close();
   });
 
+  it('commits what is still held when it is closed', () => {
+    const clock = { now: 0 };
+    const path = tmpPath();
+    const spool = openDeferred(path, clock);
+    const sent = frames(2);
+    spool.commit(sent, [], { G: 1_000 });
+    spool.close();
+    const reopened = new Spool(path);
+    assert.equal(reopened.uncleanStop, false);
+    assert.deepEqual(reopened.take(0, 10).map((f) => [f.id, ...columns(f)]),
+      sent.map((f, i) => [i + 1, ...columns(f)]));
+    assert.deepEqual([...reopened.lastReceiptStamps()], [['G', 1_000]]);
+    reopened.close();
+  });
+
   it('keeps held frames in memory while a commit finds no room, and takes no new ones', () => {
     const clock = { now: 0 };
     const spool = openDeferred(tmpPath(), clock, { maxBytes: 64 * 1024 });
@@ -284,7 +299,9 @@ describe('fsync "deferred": the ingest', () => {
     await tick();
     assert.notEqual(ingest.flushTimer, null);
     const deadline = performance.now() + 5000;
-    while (spool.heldFrames && performance.now() < deadline) await new Promise((resolve) => { setTimeout(resolve, 5); });
+    while (spool.heldFrames && performance.now() < deadline) {
+      await new Promise((resolve) => { setTimeout(resolve, 5); });
+    }
     assert.deepEqual(fileIds(spool), [1]);
     assert.equal(ingest.flushTimer, null);
     await ingest.stop();
