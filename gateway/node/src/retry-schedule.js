@@ -27,6 +27,11 @@ export class RetrySchedule {
     this.push({ request, due: request.due, order: this.added++ });
   }
 
+  /** Milliseconds from nowMs until the earliest retry is due; Infinity when none waits. */
+  nextDueMs(nowMs) {
+    return this.waiting.length ? this.waiting[0].due - nowMs : Infinity;
+  }
+
   /** The requests whose wait is over at nowMs, earliest first. */
   due(nowMs) {
     const due = [];

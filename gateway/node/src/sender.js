@@ -29,7 +29,10 @@ const CONNECT_ACTIONS = {
 // `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
 // write of each per chunk would double the requests.
 const FLUSH_MS = 500;
-const STEP_WAIT_MS = 50;
+// The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
+// retries) when due. A Pi's gateway is idle most of the time, and every wake-up costs CPU.
+const IDLE_MS = 1000;
+const BUSY_WAIT_MS = 50; // while the spool may hold more than was taken
 
 export class Sender {
   constructor({ spool, clientFactory, keyspace, batchRows, maxInFlight, retryMaxS, metrics, onAcked }) {
@@ -136,7 +139,7 @@ export class Sender {
   }
 
   async step(takeNew) {
-    await this.wait(STEP_WAIT_MS);
+    await this.wait(this.waitMs(performance.now()));
     this.settle();
     const now = performance.now();
     this.pump.add(this.retries.due(now), true);
@@ -146,6 +149,14 @@ export class Sender {
       if (this.latest.size && now - this.latestFlushed >= FLUSH_MS) this.flushLatest();
     }
     this.pump.send(this.client);
+  }
+
+  /** How long the loop may sleep before a timer is due. */
+  waitMs(now) {
+    let wait = this.more ? BUSY_WAIT_MS : IDLE_MS;
+    if (this.ledger.written.length) wait = Math.min(wait, this.changesFlushed + FLUSH_MS - now);
+    if (this.latest.size) wait = Math.min(wait, this.latestFlushed + FLUSH_MS - now);
+    return Math.max(0, Math.min(wait, this.retries.nextDueMs(now)));
   }
 
   take() {

@@ -19,7 +19,7 @@ import { createSpool } from './spool-deferred.js';
 import { SystemdNotifier } from './systemd-notify.js';
 
 const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
-const CHECKPOINT_MS = 1000; // with fsync = batch or deferred, checkpoints only keep the WAL small
+const CHECKPOINT_MS = 1000; // with fsync = batch or deferred, checkpoints only keep the WAL small (deferred: rarely)
 const SPOOL_OPEN_RETRY_MS = 2000;
 const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what the inputs handed over
 
@@ -93,6 +93,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
 
   const checkpointLog = new RateLimitedLog();
   const checkpoints = setInterval(() => {
+    if (!spool.checkpointDue()) return;
     try {
       spool.checkpoint();
     } catch (error) { // e.g. a full disk: the WAL keeps the frames; the next call retries
@@ -114,10 +115,12 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   let lastWatchdog = 0;
   let lastSize = 0;
   const drained = () => ingest.idle && spool.depth === 0 && sender.idle;
+  // A file input's end is noticed within 0.2 s (replays and benchmarks time it); serial ports run for months.
+  const mainLoopMs = exitWhenDrained ? 200 : 1000;
   while (!stopRequested) {
     await new Promise((resolve) => {
       wakeMain = resolve;
-      setTimeout(resolve, 200);
+      setTimeout(resolve, mainLoopMs);
     });
     const now = performance.now();
     metrics.spool_frames.set(spool.depth);

@@ -15,6 +15,12 @@ import { HeldFrames, mergeById } from './held-frames.js';
 import { ReceiptCeilings } from './receipt-ceilings.js';
 import { Spool, SpoolFull, stampEntries } from './spool.js';
 
+// The WAL of a healthy link holds only a few small commits (receipt-stamp ceilings): copying them into the
+// database every second would double what reaches the SD card. It is copied once this many rows changed, or once
+// a minute.
+export const CHECKPOINT_ROWS = 256;
+export const CHECKPOINT_IDLE_MS = 60_000;
+
 /** A new frame (newFrame()) under its id, shaped as take() returns a committed row. */
 function heldFrame(id, frame) {
   return { id, source: frame.source, ts_ms: frame.ts_ms, received_ms: frame.received_ms, metrics: frame.metrics,
@@ -34,6 +40,7 @@ export class DeferredSpool extends Spool {
     this._nextId = Math.max(this._committedMaxId, sequence ?? 0) + 1;
     this._ceilings = new ReceiptCeilings(this._db.prepare('SELECT source, last_ts_ms FROM receipt_stamps').raw().all(),
       1000);
+    this._checkpointed = [this._changes, clock()]; // rows changed and the time at the last checkpoint
   }
 
   /** Frames not yet acknowledged: in the file and held in memory. */
@@ -80,6 +87,17 @@ export class DeferredSpool extends Spool {
     this._nextId += frames.length;
     this._ceilings.committed(stamps, rows);
     return due.length;
+  }
+
+  checkpoint() {
+    this._checkpointed = [this._changes, this._clock()];
+    return super.checkpoint();
+  }
+
+  checkpointDue() {
+    const [changesAt, at] = this._checkpointed;
+    const changed = this._changes - changesAt;
+    return changed >= CHECKPOINT_ROWS || (changed > 0 && this._clock() - at >= CHECKPOINT_IDLE_MS);
   }
 
   /** A clean close: what is still held goes into the file first (the ingest's stop normally did it, with retries

@@ -231,6 +231,8 @@ export class Spool {
     this._saveStamp = db.prepare('INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)');
     this._pageCount = db.prepare('PRAGMA page_count').pluck();
     this._freelistCount = db.prepare('PRAGMA freelist_count').pluck();
+    this._changes = 0; // rows changed through the writer (Python's total_changes): the file changed
+    this._usedPagesAt = -1; // _changes when the pages in use were counted
     // vals as hex, made into Buffers here: better-sqlite3 gives each blob a Buffer with a backing store of its own
     // (a malloc and the GC's external-memory accounting per frame); a Buffer from a string comes from Node's pool.
     // A take of 250k frames: 0.7 s of CPU as blobs, 0.44 s as hex.
@@ -243,8 +245,13 @@ export class Spool {
     return this._usedPages() * this._pageSize;
   }
 
+  /** Asked at every read's commit and every second: counted again only after a write changed the file. */
   _usedPages() {
-    return this._pageCount.get() - this._freelistCount.get();
+    if (this._usedPagesAt !== this._changes) {
+      this._usedPagesAt = this._changes;
+      this._usedPagesCount = this._pageCount.get() - this._freelistCount.get();
+    }
+    return this._usedPagesCount;
   }
 
   /** The newest limit sources' last receipt stamps, a Map source → ms, newest first; older rows are pruned, so
@@ -254,7 +261,8 @@ export class Spool {
       + 'LIMIT ?').raw().all(limit + 1);
     if (rows.length > limit) {
       try {
-        this._db.prepare('DELETE FROM receipt_stamps WHERE last_ts_ms < ?').run(rows.at(limit - 1)[1]);
+        this._changes += this._db.prepare('DELETE FROM receipt_stamps WHERE last_ts_ms < ?')
+          .run(rows.at(limit - 1)[1]).changes;
       } catch (error) {
         onlySqliteErrors(error); // a full disk: pruned at a later start
       }
@@ -320,6 +328,7 @@ export class Spool {
           return;
         }
         this._diskDepth -= deleted;
+        this._changes += deleted;
         this._checkpointTruncate();
       }
     }
@@ -341,6 +350,7 @@ export class Spool {
       throw error;
     }
     this._diskDepth += frames.length - deleted;
+    this._changes += deleted + frames.length + stamps.length;
   }
 
   /** Frames with an id (held ones) keep it; new ones get theirs from AUTOINCREMENT. */
@@ -431,6 +441,7 @@ export class Spool {
     const dropped = this._db.prepare('DELETE FROM frames WHERE id IN (SELECT id FROM frames ORDER BY id LIMIT ?)')
       .run(count).changes;
     this._diskDepth -= dropped;
+    this._changes += dropped;
     return dropped;
   }
 
@@ -440,6 +451,11 @@ export class Spool {
   checkpoint() {
     const [{ log, checkpointed }] = this._reader.pragma('wal_checkpoint(PASSIVE)');
     return [log, checkpointed];
+  }
+
+  /** Whether the service's periodic checkpoint() should run now: always here (DeferredSpool says less often). */
+  checkpointDue() {
+    return true;
   }
 
   /** Resolves once every commit so far is on the disk (fsync "batch"; at once with "interval"). */

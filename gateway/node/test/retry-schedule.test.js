@@ -54,3 +54,12 @@ it('many requests come back in due order, equal times in the order they failed',
   assert.deepEqual(order, expected);
   assert.equal(retries.size, 0);
 });
+
+it('says how long until the earliest retry is due (the sender sleeps until then)', () => {
+  const retries = new RetrySchedule(5.0);
+  assert.equal(retries.nextDueMs(0), Infinity);
+  const failed = request('failed');
+  retries.retryLater(failed, 1_000);
+  assert.equal(retries.nextDueMs(1_000), backoffS(1, 5.0) * 1000);
+  assert.ok(retries.nextDueMs(failed.due + 10) < 0); // overdue: no sleep
+});

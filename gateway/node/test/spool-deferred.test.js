@@ -225,6 +225,29 @@ describe('fsync "deferred": the spool', () => {
     spool.close();
   });
 
+  it('checkpoints once 256 rows changed, or a minute after a change, not every second', () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(tmpPath(), clock);
+    assert.equal(spool.checkpointDue(), false);
+    spool.commit(frames(1), [], { G: 10_000 }); // a ceiling: one row
+    clock.now = 59_999;
+    assert.equal(spool.checkpointDue(), false);
+    clock.now = 60_000;
+    assert.equal(spool.checkpointDue(), true);
+    spool.checkpoint();
+    assert.equal(spool.checkpointDue(), false);
+    clock.now += 1000;
+    spool.commit([], []); // frame 1 due: one row
+    spool.commit(frames(255, 1), []);
+    clock.now += 1000;
+    spool.commit([], []); // 255 more
+    assert.equal(spool.checkpointDue(), true);
+    spool.close();
+    const batch = new Spool(tmpPath());
+    assert.equal(batch.checkpointDue(), true); // batch and interval: every time
+    batch.close();
+  });
+
   it('says so when the last run left its WAL file (no clean close)', () => {
     const path = tmpPath();
     const crashed = openDeferred(path, { now: 0 }); // still open: as a killed process leaves it
