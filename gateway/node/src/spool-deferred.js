@@ -29,8 +29,7 @@ function heldFrame(id, frame) {
 
 export class DeferredSpool extends Spool {
   /** Spool's options, and holdMs: how long a frame waits in memory for its acknowledgement (fsync_interval_ms, by
-   * default the contract's); clock: monotonic ms
-   * (tests give their own). */
+   * default the contract's); clock: monotonic ms (tests give their own). */
   constructor(path, { holdMs = 1000, clock = () => performance.now(), ...options } = {}) {
     super(path, { ...options, fsync: 'deferred' });
     this._clock = clock;
