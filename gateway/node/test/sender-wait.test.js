@@ -29,7 +29,9 @@ it('wakes for the next flush of day_changes or latest, and for the next retry', 
   assert.equal(s.waitMs(10_100), 400);
   s.ledger.written.length = 0;
   s.latest.merge([{ source: 'G', metric: 'n', ts_ms: 1, value: 1 }]);
-  assert.equal(s.waitMs(10_600), 0); // overdue
+  assert.equal(s.waitMs(10_600), 1000); // latest every 2 s, and never more than a second asleep
+  assert.equal(s.waitMs(11_500), 500);
+  assert.equal(s.waitMs(12_100), 0); // overdue
   s.latest.take();
   s.retries.retryLater({ due: 0, attempts: 0 }, 10_000);
   assert.ok(s.waitMs(10_000) > 0 && s.waitMs(10_000) <= 1000);
