@@ -1,5 +1,5 @@
 -- The gateway's spool: a SQLite database holding every accepted frame until Cassandra has acknowledged it.
--- Spool format 2. Every gateway creates a new spool by running these statements, in this order, in one
+-- Spool format 3. Every gateway creates a new spool by running these statements, in this order, in one
 -- transaction, and opens an existing one only if its PRAGMA user_version is at most the number set below.
 -- The rules around this schema (WAL, fsync, size cap, full disk, restart, upgrade from format 1) are in spool.md.
 
@@ -22,5 +22,14 @@ CREATE TABLE IF NOT EXISTS receipt_stamps (
     last_ts_ms INTEGER NOT NULL
 );
 
+-- Per source, the seq of its newest frame known to be safe (committed here, or acknowledged by Cassandra) and that
+-- frame's ts_ms: after a restart the source's seqs continue from it, so frames lost across the restart (a crash,
+-- or lines a board sent while no gateway read) are counted as a seq gap (spool.md, "Seqs across a restart").
+CREATE TABLE IF NOT EXISTS source_seqs (
+    source TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    ts_ms INTEGER NOT NULL
+);
+
 -- The spool format version (this file's version). A gateway refuses a spool with a higher one.
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
