@@ -10,6 +10,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import unittest
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,42 @@ LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
 MIGRATE = ROOT / "schema" / "migrate"
 NODE = os.environ.get("TELEMETRY_TEST_NODE", "1")
 HOST = f"127.0.0.{NODE}"
+
+
+# No silent skips in CI: with CI=true (or 1) a skip (a skipif mark, pytest.skip() in a fixture or a test) fails the
+# test instead, its reason in the failure; a module-level skip fails its collection. xfail is not a skip: untouched.
+CI = os.environ.get("CI", "").lower() in ("true", "1")
+SKIPS = (pytest.skip.Exception, unittest.SkipTest)
+
+
+def _no_skip_in_ci():
+    try:
+        return (yield)
+    except SKIPS as skip:
+        if not CI:
+            raise
+        reason = getattr(skip, "msg", None) or str(skip)
+    pytest.fail(f"skipped, and CI={os.environ['CI']} allows no skips: {reason}", pytrace=False)  # not chained to it
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):  # skipif marks and fixtures
+    return (yield from _no_skip_in_ci())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):  # the test itself
+    return (yield from _no_skip_in_ci())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    report = yield
+    if CI and report.skipped:
+        reason = report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and CI={os.environ['CI']} allows no skips: {reason}"
+    return report
 
 
 # The conformance scenarios run once per gateway of harness.GATEWAY_COMMANDS. GATEWAY_COMMAND runs them against that

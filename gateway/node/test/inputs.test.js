@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,6 +18,7 @@ import {
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
 import { lineDecoder } from '../src/room-csv.js';
+import { PYTHON, noPython } from '../test-support/python.js';
 
 /** A v1 frame line as a board prints it. */
 function frameLine(source, seq, values) {
@@ -243,8 +244,7 @@ describe('LineHandler', () => {
 // --- SerialInput on pseudo-terminals, held by a Python helper as the conformance harness's Board does (os.openpty,
 // the slave's path linked at the test's path, bytes written from the master, unplug = unlink and close both ends).
 
-const PYTHON = '/work/main/.venv/bin/python';
-const NO_PYTHON = existsSync(PYTHON) ? false : `${PYTHON} is missing: run \`make setup\` (it holds the ptys)`;
+const NO_PYTHON = noPython('it holds the ptys');
 
 // One board on a pty: commands on stdin, one "ok ..." line back each.
 const BOARD = String.raw`

@@ -4,15 +4,14 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import {
   RateLimitedLog, asctime, event, field, pythonAscii, pythonStr, setupLogging,
 } from '../src/logs.js';
+import { PYTHON, noPython } from '../test-support/python.js';
 
-const PYTHON = '/work/main/.venv/bin/python';
-const NO_PYTHON = existsSync(PYTHON) ? false : `${PYTHON} is missing: run \`make setup\` to compare with Python`;
+const NO_PYTHON = noPython('the Python gateway to compare with');
 
 /** Runs Python code with `input` as JSON on stdin; its stdout parsed as JSON. */
 function python(code, input) {

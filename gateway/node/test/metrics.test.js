@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { describe, it } from 'node:test';
 
@@ -12,11 +12,11 @@ import client from 'prom-client';
 
 import { CountedHistogram, LATENCY_BUCKETS, createMetrics, goFloat } from '../src/metrics.js';
 import { parseListen, startMetricsServer } from '../src/metrics-server.js';
+import { PYTHON, noPython } from '../test-support/python.js';
 
 const CONTRACT = JSON.parse(readFileSync(new URL('../../contract/metrics.json', import.meta.url), 'utf8')).metrics;
 const METRICS_PY = new URL('../../python/telemetry_gateway/metrics.py', import.meta.url);
-const PYTHON = '/work/main/.venv/bin/python';
-const NO_PYTHON = existsSync(PYTHON) ? false : `${PYTHON} is missing: run \`make setup\` to compare with Python`;
+const NO_PYTHON = noPython('the Python gateway to compare with');
 
 /** The same observations, in Python (m: a Metrics) and here (m: createMetrics()'s), one statement a line. */
 const USES = [

@@ -3,15 +3,12 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { it } from 'node:test';
 
 import { metricNames, packValues, unpackValues } from '../src/reading-values.js';
+import { PYTHON, noPython } from '../test-support/python.js';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const PYTHON = `${REPO}.venv/bin/python`;
-const NO_PYTHON = existsSync(PYTHON) ? false : `no ${PYTHON} (make setup makes it): Python byte-identity not checked`;
+const NO_PYTHON = noPython('Python byte-identity not checked');
 
 const MANY = Array.from({ length: 40 }, (_, i) => [`m${i}`, i * 1.25 - 7]);
 // Inputs as Python literals and as JS values; Python's own bytes are what packValues must give.

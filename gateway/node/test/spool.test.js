@@ -8,7 +8,6 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSy
   writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, it } from 'node:test';
 
 import Database from 'better-sqlite3';
@@ -17,10 +16,9 @@ import { unpackValues } from '../src/reading-values.js';
 import { DRAIN_RESERVE_BYTES, FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from
   '../src/spool.js';
 import { SCHEMA_SQL, formatVersion } from '../src/spool-schema.js';
+import { PYTHON, noPython } from '../test-support/python.js';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const PYTHON = `${REPO}.venv/bin/python`;
-const NO_PYTHON = existsSync(PYTHON) ? false : `no ${PYTHON} (make setup makes it): cross-gateway spools not checked`;
+const NO_PYTHON = noPython('cross-gateway spools not checked');
 const NOT_ROOT = process.getuid() === 0 ? false : 'mounting a tmpfs for the full-disk tests needs root';
 
 const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) => {

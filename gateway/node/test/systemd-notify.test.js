@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,11 +12,11 @@ import { describe, it } from 'node:test';
 
 import { setupLogging } from '../src/logs.js';
 import { SystemdNotifier } from '../src/systemd-notify.js';
+import { PYTHON, noPython } from '../test-support/python.js';
 
-const PYTHON = '/work/main/.venv/bin/python';
 const HAS_NOTIFY = spawnSync('systemd-notify', ['--version']).status === 0;
-const SKIP_REAL = !existsSync(PYTHON) ? `${PYTHON} is missing (it holds the datagram socket): run \`make setup\``
-  : !HAS_NOTIFY ? 'systemd-notify is missing (Debian: apt-get install systemd)' : false;
+const SKIP_REAL = noPython('it holds the datagram socket')
+  || (!HAS_NOTIFY && 'systemd-notify is missing (Debian: apt-get install systemd)');
 
 // Prints "bound" once listening on argv[1] ("@name": abstract), then each datagram as a JSON string, one a line.
 const LISTENER = `
