@@ -90,6 +90,11 @@ class HeldFrames:
                 return 0.0
             return self._since[0][1] + self._hold_s - now
 
+    def lowest_id(self, excluding: set[int] = frozenset()) -> int | None:
+        """The lowest id held, not counting the excluded ones (frames being committed); None if there is none."""
+        with self._lock:
+            return next((frame_id for frame_id in self._frames if frame_id not in excluding), None)
+
     def committed(self, frames: Iterable[SpooledFrame]) -> None:
         """These frames are in the spool file now: no longer held."""
         with self._lock:

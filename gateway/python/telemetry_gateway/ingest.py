@@ -11,6 +11,7 @@ headroom, on a full disk into the room the spool's reserve file gives up (spool.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -22,6 +23,7 @@ from .frame import Frame
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .seq_tracker import NEXT, SeqTracker
+from .safe_seqs import Seqs
 from .spool import NewFrame, Spool, SpoolFull
 from .timestamps import DAY_MS, Stamper
 
@@ -37,6 +39,17 @@ IDLE_S = 1.0
 WAKE = None  # put into the queue to wake the loop: an acknowledgement to commit, or a stop
 RETRY_S = 0.5  # after a commit found no room at all
 STOP_GRACE_S = 10.0  # at shutdown, how long a commit that finds no room is retried before its frames are given up
+FAILPOINT = "TELEMETRY_GATEWAY_FAILPOINT"  # the conformance harness's test hook (spool.md, "Every stop ...")
+
+
+class FailpointReached(RuntimeError):
+    """Raised by the ingest_after_frames failpoint: the stage fails as a bug would."""
+
+
+def failpoint_after_frames() -> int | None:
+    """N of TELEMETRY_GATEWAY_FAILPOINT=ingest_after_frames:N, or None."""
+    name, _, count = os.environ.get(FAILPOINT, "").partition(":")
+    return int(count) if name == "ingest_after_frames" else None
 
 
 class Received(NamedTuple):
@@ -52,6 +65,11 @@ class Ingest:
         self._metrics = metrics
         self._on_spooled = on_spooled
         self._seq = SeqTracker(int(config.decode.duplicate_window_s * 1000))
+        # Each source's last safe seq from the earlier run: gaps across the restart are counted (spool.md).
+        self._persisted = spool.last_seqs(config.decode.max_sources)
+        for source, (seq, _ts_ms) in self._persisted.items():
+            self._seq.resume(source, seq)
+        self._unclean = spool.unclean_stop
         self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
                                 last_receipt=spool.last_receipt_stamps(config.decode.max_sources),
                                 max_sources=config.decode.max_sources)
@@ -69,7 +87,21 @@ class Ingest:
         self._stop = threading.Event()
         self._log = RateLimitedLog()
         self._paused: str | None = None  # "cap" or "disk" while reading is paused
+        self._pending: list[NewFrame] = []  # accepted, not yet handed to the spool
+        self._accepted_count = 0
+        self._fail_after = failpoint_after_frames()
+        self.lost_frames = 0  # accepted frames given up at a stop (no room): the stop's log line counts them
+        self.finished = False  # run() returned: False after it failed
         self.heartbeat = time.monotonic()
+
+    def unspooled_frames(self) -> int:
+        """Frames read but not handed to the spool: accepted ones pending, and those still queued. After this
+        stage failed they are lost; the stop's log line counts them."""
+        return len(self._pending) + sum(len(read.frames) for read in list(self.queue.queue) if read is not WAKE)
+
+    def wake(self) -> None:
+        """Something is due now (held frames once holding is no longer safe)."""
+        self.queue.put(WAKE)
 
     def acknowledge(self, ids: tuple[int, int]) -> None:
         """Called by the sender: the frames with ids in this inclusive range are in Cassandra and may leave the
@@ -84,7 +116,12 @@ class Ingest:
         self.queue.put(WAKE)
 
     def run(self) -> None:
+        self._run()
+        self.finished = True
+
+    def _run(self) -> None:
         pending: list[NewFrame] = []
+        seqs: Seqs = {}  # newest (seq, ts_ms) per source of pending: stored once all of pending is committed
         credits: list[threading.Semaphore] = []  # of the reads in pending: back once pending is committed
         withheld: list[threading.Semaphore] = []  # of committed reads, while the spool has no room
         stamps: dict[str, int] = {}
@@ -97,22 +134,29 @@ class Ingest:
                 stop_deadline = now + STOP_GRACE_S
             if not pending:
                 wait_s = min(IDLE_S, self._spool.next_due_s(now), next_room_check - now if withheld else IDLE_S)
-                pending, read_credits = self._collect(wait_s=0.0 if stopping else max(0.001, wait_s))
+                pending, seqs, read_credits = self._collect(wait_s=0.0 if stopping else max(0.001, wait_s))
                 credits += read_credits
                 stamps = self._stamper.take_changed()
+            self._pending = pending
             with self._acked_lock:
                 acked, self._acked = self._acked, []
             if pending or acked or self._spool.flush_due(now):
                 group = pending[:self._group_limit]
-                if self._commit(group, acked, stamps, stopping):
+                whole = len(group) == len(pending)
+                if self._commit(group, acked, stamps, stopping, seqs=seqs if whole else None):
                     pending, stamps = pending[len(group):], {}
+                    if whole:
+                        seqs = {}
+                    self._pending = pending
                     self._group_limit = min(GROUP_MAX, self._group_limit * 2)
+                    self._failpoint(len(group))
                 else:
                     self._group_limit = max(1, len(group) // 2)
                     with self._acked_lock:
                         self._acked[:0] = acked
                     if stopping and now > stop_deadline:
-                        event(logging.ERROR, "shutdown_with_unspooled_frames", frames=len(pending),
+                        self.lost_frames = len(pending) + self._spool.held_frames
+                        event(logging.ERROR, "shutdown_with_unspooled_frames", frames=self.lost_frames,
                               reason="no room in the spool or on its disk", note="these frames are lost")
                         return
                     self._stop.wait(RETRY_S)
@@ -132,12 +176,18 @@ class Ingest:
                 if self._commit([], [], stamps, stopping, final=True):
                     return
                 if now > stop_deadline:
-                    event(logging.ERROR, "shutdown_with_unspooled_frames", frames=self._spool.depth,
+                    self.lost_frames = self._spool.held_frames
+                    event(logging.ERROR, "shutdown_with_unspooled_frames", frames=self.lost_frames,
                           reason="no room in the spool or on its disk", note="frames held in memory are lost")
                     return
                 self._stop.wait(RETRY_S)
 
-    def _collect(self, wait_s: float) -> tuple[list[NewFrame], list[threading.Semaphore]]:
+    def _failpoint(self, frames: int) -> None:
+        self._accepted_count += frames
+        if self._fail_after is not None and self._accepted_count >= self._fail_after:
+            raise FailpointReached(f"{FAILPOINT}: ingest_after_frames:{self._fail_after} reached")
+
+    def _collect(self, wait_s: float) -> tuple[list[NewFrame], Seqs, list[threading.Semaphore]]:
         reads: list[Received] = []
         frames = 0
         try:
@@ -152,6 +202,7 @@ class Ingest:
             pass
         reads = [read for read in reads if read is not WAKE]
         accepted: list[NewFrame] = []
+        seqs: Seqs = {}
         formats: Counter[str] = Counter()
         for frames_of_read, received_ms, _credit in reads:
             for frame in frames_of_read:
@@ -159,9 +210,11 @@ class Ingest:
                 if new is not None:
                     accepted.append(new)
                     formats[frame.format] += 1
+                    if frame.seq is not None:
+                        seqs[frame.source] = (frame.seq, new.ts_ms)
         for kind, count in formats.items():  # the counter once per group, not once per frame
             self._metrics.frames_accepted.labels(kind).inc(count)
-        return accepted, [read.credit for read in reads]
+        return accepted, seqs, [read.credit for read in reads]
 
     def _accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
         try:
@@ -184,6 +237,8 @@ class Ingest:
                     self._metrics.seq_missing.labels(frame.source).inc(verdict.missing)
                     self._log.event(logging.INFO, "seq_gap", key=frame.source, source=frame.source,
                                     missing=verdict.missing, seq=frame.seq)
+                    if verdict.resumed and self._unclean:
+                        self._possibly_lost(frame.source, verdict.missing)
                 if verdict.restarted:
                     self._metrics.board_restarts.labels(frame.source).inc()
                     self._log.event(logging.INFO, "board_restarted", key=frame.source, source=frame.source)
@@ -193,6 +248,14 @@ class Ingest:
             self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
         return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
+
+    def _possibly_lost(self, source: str, missing: int) -> None:
+        """A source's first gap after an unclean stop: what the crash may have cost it (an upper bound)."""
+        seq, ts_ms = self._persisted.pop(source, (None, None))
+        self._metrics.frames_possibly_lost.labels(source).inc(missing)
+        event(logging.WARNING, "frames_possibly_lost", source=source, missing=missing, after_seq=seq,
+              after_ts=ts_ms, action="frames numbered after the last stored seq, read by the run that crashed and "
+              "not yet in Cassandra, are lost; some of these may have been stored")
 
     def _new_source(self, source: str) -> None:
         """A source not among the last max_sources seen. Past the bound the least recently seen one is forgotten
@@ -204,7 +267,8 @@ class Ingest:
             self._seq.forget(old)
             self._stamper.forget(old)
             for counter in (self._metrics.duplicates, self._metrics.seq_missing, self._metrics.board_restarts,
-                            self._metrics.seq_conflicts, self._metrics.time_refused):
+                            self._metrics.seq_conflicts, self._metrics.time_refused,
+                            self._metrics.frames_possibly_lost):
                 counter.remove(old)  # a no-op for a label never used
             self._metrics.sources_evicted.inc()
             self._log.event(logging.WARNING, "source_evicted", source=old, tracked=len(self._recent),
@@ -213,9 +277,9 @@ class Ingest:
             self._metrics.sources_tracked.set(len(self._recent))
 
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
-                stopping: bool, final: bool = False) -> bool:
+                stopping: bool, final: bool = False, seqs: Seqs | None = None) -> bool:
         try:
-            committed = self._spool.commit(frames, acked, stamps, final=final)
+            committed = self._spool.commit(frames, acked, stamps, final=final, seqs=seqs)
         except SpoolFull as full:
             kind = "cap" if full.cap_reached else "disk"
             if stopping and full.cap_reached:
@@ -223,6 +287,7 @@ class Ingest:
             self._pause(kind, waiting=len(frames), detail=str(full))
             return False
         self._metrics.spool_frames.set(self._spool.depth)
+        self._metrics.spool_holding.set(self._spool.holding)
         if committed:
             self._metrics.spool_frames_committed.inc(committed)
         if frames:

@@ -53,6 +53,8 @@ class Metrics:
         self.reading_paused = declare("reading_paused", r)
         self.spool_dropped = declare("spool_dropped_frames_total", r)
         self.spool_frames_committed = declare("spool_frames_committed_total", r)
+        self.spool_holding = declare("spool_holding", r)
+        self.frames_possibly_lost = declare("frames_possibly_lost_total", r)
 
 
 def declare(name: str, registry: CollectorRegistry) -> Counter | Gauge | Histogram:

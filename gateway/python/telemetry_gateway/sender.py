@@ -58,7 +58,8 @@ _RECEIVED_MS = attrgetter("received_ms")
 class Sender:
     def __init__(self, spool: Spool, cluster_factory: Callable[[], Cluster], keyspace: str, batch_rows: int,
                  max_in_flight: int, retry_max_s: float, metrics: Metrics,
-                 on_acked: Callable[[tuple[int, int]], None]) -> None:
+                 on_acked: Callable[[tuple[int, int]], None],
+                 on_link: Callable[[bool], None] = lambda ok: None) -> None:
         self._spool = spool
         self._cluster_factory = cluster_factory
         self._keyspace = keyspace
@@ -66,6 +67,8 @@ class Sender:
         self._retry_max = retry_max_s
         self._metrics = metrics
         self._on_acked = on_acked
+        self._on_link = on_link  # connected and the last write succeeded: whether the spool may hold frames
+        self._link_ok = False
         self._log = RateLimitedLog()
         self._cluster: Cluster | None = None
         self._session: Session | None = None
@@ -98,6 +101,11 @@ class Sender:
     @property
     def idle(self) -> bool:
         return self._ledger.idle
+
+    def _link(self, ok: bool) -> None:
+        if ok != self._link_ok:
+            self._link_ok = ok
+            self._on_link(ok)
 
     # --- the sender thread ---------------------------------------------------------------------------------
     def run(self, drain_timeout_s: float = 15.0) -> None:
@@ -132,6 +140,7 @@ class Sender:
             if cluster is not None:
                 cluster.shutdown()
             self._metrics.cassandra_up.set(0)
+            self._link(False)
             kind = error_kind(error)
             self._log.event(logging.WARNING, "cassandra_unreachable", error=type(error).__name__, kind=kind,
                             detail=str(error)[:200], action=CONNECT_ACTIONS.get(kind, CONNECT_ACTIONS["other"]))
@@ -139,6 +148,7 @@ class Sender:
         self._cluster, self._session = cluster, session
         self._connect_attempts = 0
         self._metrics.cassandra_up.set(1)
+        self._link(True)
         event(logging.INFO, "cassandra_connected", keyspace=self._keyspace,
               hosts=",".join(str(h.endpoint) for h in cluster.metadata.all_hosts()))
         return True
@@ -214,6 +224,7 @@ class Sender:
             if error is None:
                 self._metrics.write_latency.observe(now - request.sent_at)
                 self._metrics.cassandra_up.set(1)
+                self._link(True)
                 self._release(request.statement)
                 readings_written, acknowledged = self._ledger.succeeded(request.owner)
                 if readings_written is not None:
@@ -222,6 +233,7 @@ class Sender:
                     self._on_acked((chunk.first_id, chunk.last_id))
             else:
                 kind = error_kind(error)
+                self._link(False)
                 self._metrics.write_errors.labels(kind).inc()
                 if kind in ("unavailable", "timeout", "overloaded"):
                     self._metrics.cassandra_up.set(0 if isinstance(error, NoHostAvailable) else 1)

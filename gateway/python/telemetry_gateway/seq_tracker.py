@@ -11,6 +11,10 @@ so the rebooted board's 1, 2, 3... are not taken for repeats of the previous run
 the seq 0 just before it (the source's last frame, within the window) is still a duplicate. A source's first
 frame is never a restart.
 
+Across a gateway restart: resume() seeds a source with the last seq an earlier run stored as safe; its first frame
+is judged against it (gateway/contract/spool.md, "Seqs across a restart"): a gap is counted like any other (and
+marked resumed, so a crash's possible loss can be counted apart); a frame at or behind it counts nothing.
+
 Content is compared by a hash the caller computes, so a remembered seq costs a few words, not a frame. How many
 sources are remembered is bounded by the caller, which forget()s the ones it evicts.
 """
@@ -33,12 +37,14 @@ class SeqVerdict(NamedTuple):  # one per frame: a tuple is the cheapest immutabl
     missing: int  # frames lost between the previous frame of this source and this one
     restarted: bool  # seq went back to 0: the board rebooted (not counted as loss)
     conflict: bool = False  # a repeated seq with other content: keep the frame, count it
+    resumed: bool = False  # the source's first frame after a restart, judged against its stored seq
 
 
 # Shared: most frames get one of these, so no tuple is built for them.
 DUPLICATE = SeqVerdict(duplicate=True, missing=0, restarted=False)
 NEXT = SeqVerdict(duplicate=False, missing=0, restarted=False)  # in order, or a source's first frame
 RESTARTED = SeqVerdict(duplicate=False, missing=0, restarted=True)
+_HALF = SEQ_MODULUS // 2  # a resumed source's seq this far or more past its stored one is at or behind it
 CONFLICT = SeqVerdict(duplicate=False, missing=0, restarted=False, conflict=True)
 
 
@@ -56,6 +62,10 @@ class SeqTracker:
     def forget(self, source: str) -> None:
         self._sources.pop(source, None)
 
+    def resume(self, source: str, seq: int) -> None:
+        """An earlier run's last safe seq of source: its next frame is judged against it (no seqs remembered)."""
+        self._sources[source] = [seq, None]
+
     def observe(self, source: str, seq: int, now_ms: int, content: int = 0) -> SeqVerdict:
         """content: a hash of what the frame says (t, metrics, values), to tell a retransmission from a conflict."""
         state = self._sources.get(source)
@@ -63,6 +73,8 @@ class SeqTracker:
             self._sources[source] = [seq, OrderedDict({seq: (now_ms, content)})]
             return NEXT
         last, seen = state
+        if seen is None:
+            return self._resumed(state, seq, now_ms, content)
         if seq == 0 and last != _LAST_SEQ:
             if last == 0:
                 before = seen.get(0)
@@ -90,3 +102,12 @@ class SeqTracker:
         if seq == expected:
             return NEXT
         return SeqVerdict(False, (seq - expected) % SEQ_MODULUS, False)
+
+    @staticmethod
+    def _resumed(state: list, seq: int, now_ms: int, content: int) -> SeqVerdict:
+        last = state[0]
+        state[0], state[1] = seq, OrderedDict({seq: (now_ms, content)})
+        if seq == 0 and last != _LAST_SEQ:
+            return RESTARTED
+        missing = (seq - last - 1) % SEQ_MODULUS
+        return SeqVerdict(False, missing if missing < _HALF else 0, False, resumed=True)

@@ -37,10 +37,12 @@ SPOOL_OPEN_RETRY_S = 2.0
 # What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
 UNCLEAN_STOP_ACTIONS = {
     "deferred": "the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra "
-                "had not acknowledged may be missing (seq gaps across a restart are not counted)",
-    "batch": "the last run did not stop cleanly: only frames read in its last few ms may be missing",
+                "had not acknowledged may be missing; seq gaps from each source's last stored seq are counted in "
+                "frames_possibly_lost",
+    "batch": "the last run did not stop cleanly: only frames read in its last few ms may be missing; seq gaps are "
+             "counted in frames_possibly_lost",
     "interval": "the last run did not stop cleanly: after a power cut, frames of its last fsync_interval_ms may be "
-                "missing",
+                "missing; seq gaps are counted in frames_possibly_lost",
 }
 
 
@@ -78,7 +80,8 @@ class Gateway:
                              wake_on_ack=bool(streams) or config.spool.fsync != "deferred")
         self.sender = Sender(self.spool, lambda: build_cluster(config.cassandra), config.cassandra.keyspace,
                              config.cassandra.batch_rows, config.cassandra.max_in_flight,
-                             config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge)
+                             config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge,
+                             on_link=self._link_changed)
         self._streams_open = len(streams)
         self._exit_when_drained = exit_when_drained
         self._inputs: list[threading.Thread] = []
@@ -102,6 +105,12 @@ class Gateway:
             except sqlite3.Error as error:  # e.g. a full disk: the WAL keeps the frames; the next call retries
                 self._checkpoint_log.event(logging.WARNING, "spool_checkpoint_failed", error=str(error)[:160],
                                            action="retrying; the frames stay in the WAL meanwhile")
+
+    def _link_changed(self, ok: bool) -> None:
+        """Cassandra connected and writing, or not: held frames are the only copy once it is not (spool.md)."""
+        if self.spool.set_link(ok):
+            self.ingest.wake()
+        self.metrics.spool_holding.set(self.spool.holding)
 
     def _stream_ended(self) -> None:
         self._streams_open -= 1
@@ -133,6 +142,7 @@ class Gateway:
               metrics=self.config.metrics.listen or "off")
         if self.spool.unclean_stop:
             event(logging.WARNING, "unclean_stop_detected", spool=self.spool.path, fsync=self.config.spool.fsync,
+                  sources=len(self.spool.last_seqs(self.config.decode.max_sources)),
                   action=UNCLEAN_STOP_ACTIONS[self.config.spool.fsync])
         notifier.notify("READY=1")
         last_watchdog = last_size = 0.0
@@ -143,7 +153,7 @@ class Gateway:
             dead = [thread.name for thread in (ingest, sender, checkpoints) if not thread.is_alive()]
             if dead:  # a bug, with its traceback above: a restart beats a gateway that reads and never writes
                 event(logging.ERROR, "stage_died", stages=",".join(dead),
-                      action="exiting with status 1 to be restarted; spooled frames are kept")
+                      action="exiting with status 1 to be restarted; frames held in memory are committed first")
                 status = 1
                 break
             self.metrics.spool_frames.set(self.spool.depth)
@@ -173,10 +183,13 @@ class Gateway:
         self._checkpoints_stop.set()
         checkpoints.join()
         self.metrics.spool_frames.set(self.spool.depth)
-        self.spool.close()
+        # After a failed ingest its frames not yet handed over are lost; the spool commits what it holds.
+        lost = self.ingest.lost_frames + (0 if self.ingest.finished else self.ingest.unspooled_frames())
+        lost += self.spool.close()
         if server is not None:
             server.shutdown()
-        event(logging.INFO, "gateway_stopped", spooled_frames=self.spool.depth)
+        event(logging.WARNING if lost else logging.INFO, "gateway_stopped", spooled_frames=self.spool.file_depth,
+              lost_frames=lost)
         return status
 
     def drained(self) -> bool:

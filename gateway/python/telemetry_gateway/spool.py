@@ -31,10 +31,14 @@ Durability ("fsync" policy):
 - interval: synchronous=NORMAL; commits reach the OS at once (a killed process loses nothing committed) and are
   fsynced by the checkpoint every fsync_interval_ms (SQLite syncs the WAL before it copies it). A power cut can
   lose that interval of frames.
-- deferred (the default): write-behind, as batch for what it commits, but frames are held in memory
-  (held_frames.py) and committed only if Cassandra has not acknowledged them within fsync_interval_ms; receipt
-  stamps are stored as ceilings (receipt_ceilings.py). A crash or power cut can lose that interval of frames
-  Cassandra had not acknowledged; a healthy link writes almost nothing (SD cards wear out).
+- deferred (the default): write-behind, as batch for what it commits, but while holding is safe (connected,
+  the last write succeeded, nothing in the file) frames are held in memory (held_frames.py) and committed only
+  if Cassandra has not acknowledged them within fsync_interval_ms; receipt stamps are stored as ceilings
+  (receipt_ceilings.py). A crash or power cut can lose that interval of frames Cassandra had not acknowledged; a
+  healthy link writes almost nothing (SD cards wear out). While holding is not safe it commits as batch does.
+
+Each source's last safe seq is kept in source_seqs (safe_seqs.py), so the next run counts the frames a crash or
+a stop cost as a seq gap.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import NamedTuple
 from .held_frames import HeldFrames
 from .reading_values import pack_values, unpack_values
 from .receipt_ceilings import ReceiptCeilings
+from .safe_seqs import SafeSeqs, Seqs
 from .spool_schema import FORMAT_VERSION, STATEMENTS
 
 RESERVE_BYTES = 1 << 20
@@ -146,6 +151,9 @@ class Spool:
         self._next_id = max(max_id, sequence[0] if sequence else 0) + 1
         self._committed_max_id = max_id
         self._held = HeldFrames(hold_ms / 1000)
+        self._link_ok = False  # connected to Cassandra, and its last write succeeded (set_link)
+        self._safe_seqs = SafeSeqs()
+        self._last_commit_at = time.monotonic()
         self._ceilings = ReceiptCeilings(dict(self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps")),
                                          max_sources=1000)
 
@@ -153,6 +161,27 @@ class Spool:
     def depth(self) -> int:
         """Frames not yet acknowledged: in the file, and held in memory (deferred)."""
         return self._disk_depth + len(self._held)
+
+    @property
+    def held_frames(self) -> int:
+        """Frames held in memory only (deferred)."""
+        return len(self._held)
+
+    @property
+    def file_depth(self) -> int:
+        """Frames in the spool file (as of the last commit): what a crash keeps."""
+        return self._disk_depth
+
+    @property
+    def holding(self) -> bool:
+        """Whether frames may be held in memory now (deferred): Cassandra connected, its last write succeeded and
+        the spool file empty, so the sender keeps up; otherwise every frame is committed at once."""
+        return self._deferred and self._link_ok and self._disk_depth == 0
+
+    def set_link(self, ok: bool) -> bool:
+        """The sender's state: connected and its last write succeeded. True if this makes held frames due now."""
+        self._link_ok = ok
+        return not ok and self._deferred and len(self._held) > 0
 
     def _open(self, fsync: str) -> None:
         self._lock = threading.Lock()
@@ -170,7 +199,7 @@ class Spool:
         self._db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
         self._upgrade_format()
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"frames", "receipt_stamps"} <= tables:
+        if not {"frames", "receipt_stamps", "source_seqs"} <= tables:  # new, or format 2 (no source_seqs)
             self._db.execute("BEGIN IMMEDIATE")
             self._create_tables()
             self._db.execute("COMMIT")
@@ -213,6 +242,18 @@ class Spool:
             self._used_pages_cached = pages - self._db.execute("PRAGMA freelist_count").fetchone()[0]
         return self._used_pages_cached
 
+    def last_seqs(self, limit: int = 1000) -> Seqs:
+        """The newest limit sources' last safe (seq, ts_ms), as an earlier run left them."""
+        with self._lock:
+            rows = self._db.execute("SELECT source, seq, ts_ms FROM source_seqs ORDER BY ts_ms DESC LIMIT ?",
+                                    (limit + 1,)).fetchall()
+            if len(rows) > limit:  # junk sources with ever new names cannot grow the table
+                try:
+                    self._db.execute("DELETE FROM source_seqs WHERE ts_ms < ?", (rows[limit - 1][2],))
+                except sqlite3.OperationalError:
+                    pass  # a full disk: pruned at a later start
+        return {source: (seq, ts_ms) for source, seq, ts_ms in rows[:limit]}
+
     def last_receipt_stamps(self, limit: int = 1000) -> dict[str, int]:
         """The newest limit sources' last receipt stamps; older rows are pruned, so junk sources cannot grow the
         table (a forgotten source restarts above the newest stamp forgotten: timestamps.Stamper)."""
@@ -228,61 +269,78 @@ class Spool:
             return dict(rows[:limit])
 
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
-               receipt_stamps: dict[str, int] | None = None, now: float | None = None, final: bool = False) -> int:
+               receipt_stamps: dict[str, int] | None = None, now: float | None = None, final: bool = False,
+               seqs: Seqs | None = None) -> int:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
-        last receipt stamps. On a full disk a part of the reserve is given up and the commit tried once more.
-        Raises SpoolFull when there is no room; then no new frame was written (acknowledged ones may have been
-        deleted, in steps: deleting them again is harmless). Deferred: new frames are held, and what is due is
-        committed (final: at a clean stop, everything held). Returns how many frames went into the file."""
+        last receipt stamps and (seqs: the newest per source among frames) their last safe seqs. On a full disk a
+        part of the reserve is given up and the commit tried once more. Raises SpoolFull when there is no room;
+        then no new frame was written (acknowledged ones may have been deleted, in steps: deleting them again is
+        harmless). Deferred: while holding is safe new frames are held, and what is due is committed (final: at a
+        stop, everything held). Returns how many frames went into the file."""
+        now = time.monotonic() if now is None else now
         if self._deferred:
-            return self._commit_deferred(frames, acked, receipt_stamps or {},
-                                         time.monotonic() if now is None else now, final)
+            return self._commit_deferred(frames, acked, receipt_stamps or {}, seqs or {}, now, final)
         if not (frames or acked or receipt_stamps):
             return 0
         with self._lock:
-            self._commit_with_room(frames, acked, receipt_stamps)
+            self._commit_with_room(frames, acked, receipt_stamps, seqs if frames else None)
+            self._last_commit_at = now
         return len(frames)
 
     def _commit_deferred(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
-                         now: float, final: bool) -> int:
+                         seqs: Seqs, now: float, final: bool) -> int:
         with self._lock:
             delete = [ids for ids in acked if self._held.acknowledge(*ids)]
+            holding = self.holding and not final  # judged on the file as of the last commit
             new = [SpooledFrame(self._next_id + i, *frame) for i, frame in enumerate(frames)]
-            due = self._held.due(now, everything=final) + (new if final else [])
+            due = self._held.due(now, everything=not holding) + ([] if holding else new)
             rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps)
-            if due or delete or rows:
-                self._commit_with_room(due, delete, rows)
+            if new:
+                self._safe_seqs.accepted(new[-1].id, seqs)
+            due_ids = {frame.id for frame in due}
+            lowest_held = self._held.lowest_id(due_ids)
+            self._safe_seqs.release(new[0].id if holding and new and lowest_held is None else lowest_held)
+            seq_rows = self._safe_seqs.rows()
+            if due or delete or rows or (seq_rows and self._safe_seqs.due_s(self._last_commit_at, now) <= 0):
+                self._commit_with_room(due, delete, rows, seq_rows)
+                self._last_commit_at = now
+                self._safe_seqs.written()
             self._next_id += len(new)
             if due:
                 self._committed_max_id = max(self._committed_max_id, due[-1].id)  # before they leave memory
                 self._held.committed(due)
-            if not final:
+            if holding:
                 self._held.hold(new, now)
             self._ceilings.stored(stamps, rows)
         return len(due)
 
     def next_due_s(self, now: float) -> float:
-        """Seconds until a held frame is due (deferred), for the idle loop's sleep; inf when none is held."""
-        return self._held.next_due_s(now) if self._deferred else float("inf")
+        """Seconds until a commit is due (deferred: a held frame, held frames while holding is not safe, seq rows
+        waiting), for the idle loop's sleep; inf when nothing waits."""
+        if not self._deferred:
+            return float("inf")
+        if len(self._held) and not self.holding:
+            return 0.0
+        return min(self._held.next_due_s(now), self._safe_seqs.due_s(self._last_commit_at, now))
 
     def flush_due(self, now: float | None = None) -> bool:
-        """Whether held frames wait to be committed (deferred): for an otherwise idle loop."""
-        return self._deferred and self._held.is_due(time.monotonic() if now is None else now)
+        """Whether a commit with nothing new is due (deferred): for an otherwise idle loop."""
+        return self.next_due_s(time.monotonic() if now is None else now) <= 0
 
     def _commit_with_room(self, frames: list[NewFrame] | list[SpooledFrame], acked: list[tuple[int, int]],
-                          receipt_stamps: dict[str, int] | None) -> None:
+                          receipt_stamps: dict[str, int] | None, seqs: Seqs | None = None) -> None:
         try:
-            self._commit_once(frames, acked, receipt_stamps)
+            self._commit_once(frames, acked, receipt_stamps, seqs)
         except SpoolFull as full:
             if full.cap_reached:
                 raise
             if self._release_reserve(keep=DRAIN_RESERVE_BYTES if frames else 0):
-                self._commit_once(frames, acked, receipt_stamps)
+                self._commit_once(frames, acked, receipt_stamps, seqs)
                 return
             if acked:
                 self._release_reserve(keep=0)
                 self._delete_in_steps(acked)
-            if frames or receipt_stamps:
+            if frames or receipt_stamps or seqs:
                 raise
 
     def _delete_in_steps(self, acked: list[tuple[int, int]]) -> None:
@@ -301,7 +359,7 @@ class Spool:
                 self._checkpoint_truncate()
 
     def _commit_once(self, frames: list[NewFrame] | list[SpooledFrame], acked: list[tuple[int, int]],
-                     receipt_stamps: dict[str, int] | None) -> None:
+                     receipt_stamps: dict[str, int] | None, seqs: Seqs | None = None) -> None:
         before = self._db.total_changes
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -313,6 +371,9 @@ class Spool:
             if receipt_stamps:
                 self._db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
                                      receipt_stamps.items())
+            if seqs:
+                self._db.executemany("INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)",
+                                     [(source, seq, ts_ms) for source, (seq, ts_ms) in seqs.items()])
             self._db.execute("COMMIT")
         except (sqlite3.OperationalError, OSError) as error:
             if self._db.in_transaction:
@@ -338,6 +399,8 @@ class Spool:
             self.disk_low = not self._keep_reserve()
             if self.disk_low and self._truncate_wal():
                 self.disk_low = not self._keep_reserve()
+            if self.disk_low and self._disk_depth == 0 and self._give_back_free_pages():
+                self.disk_low = not self._keep_reserve()
             if self.disk_low:
                 return "disk"
         with self._lock:
@@ -354,13 +417,15 @@ class Spool:
         return stats.f_bavail * stats.f_frsize
 
     def _keep_reserve(self) -> bool:
-        """The reserve file is there, or is made now if the disk has room for it and the margin."""
+        """The reserve file is there, or is made now if the disk has room for it and the margin (waived once the
+        file holds no frame: on a small disk a drained spool may never leave the margin)."""
         try:
             if self.reserve_path.stat().st_size >= RESERVE_BYTES:
                 return True
         except FileNotFoundError:
             pass
-        if self._disk_free() < RESERVE_BYTES + ROOM_MARGIN_BYTES:
+        margin = ROOM_MARGIN_BYTES if self._disk_depth else 0
+        if self._disk_free() < RESERVE_BYTES + margin:
             return False
         try:
             fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT, 0o600)
@@ -378,6 +443,17 @@ class Spool:
         """On a low disk, copies the WAL into the database and cuts it to nothing: the WAL of a spool that grew
         while Cassandra was away can hold most of the disk. False if readers or the disk did not let it."""
         with self._lock:
+            return self._checkpoint_truncate()
+
+    def _give_back_free_pages(self) -> bool:
+        """A drained spool on a low disk: its free pages go back to the disk (VACUUM rewrites the few pages in
+        use). False if the disk had no room for it yet: tried again at the next room check."""
+        with self._lock:
+            try:
+                self._db.execute("VACUUM")
+            except sqlite3.Error:
+                return False
+            self._used_pages_at = -1
             return self._checkpoint_truncate()
 
     def _checkpoint_truncate(self) -> bool:
@@ -446,7 +522,16 @@ class Spool:
         changed = self._db.total_changes - changes_at
         return changed >= CHECKPOINT_ROWS or (changed > 0 and now - at >= CHECKPOINT_IDLE_S)
 
-    def close(self) -> None:
+    def close(self) -> int:
+        """Commits what is still held in memory (deferred; normally the ingest's last commit did), then closes.
+        Returns how many held frames could not be committed (a disk with no room at all): lost."""
+        lost = 0
+        if self._deferred and len(self._held):
+            self.lift_cap()
+            try:
+                self.commit([], [], final=True)
+            except (SpoolFull, sqlite3.Error):
+                lost = len(self._held)
         with self._checkpointer_lock:
             self._checkpointer.close()
         with self._reader_lock:
@@ -458,6 +543,7 @@ class Spool:
                 pass  # e.g. a full disk: the WAL keeps the frames and is checkpointed at the next start
             finally:
                 self._db.close()
+        return lost
 
 
 def _no_room(message: str) -> bool:

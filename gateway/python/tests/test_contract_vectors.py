@@ -5,6 +5,7 @@ Sequence and time cases go through the ingest's per-frame step (Ingest._accept: 
 per-source counters exactly as the running gateway does them), on a real spool for the persisted receipt stamps."""
 
 import json
+import sqlite3
 from datetime import date
 from pathlib import Path
 
@@ -18,13 +19,13 @@ from telemetry_gateway.line_assembler import LineAssembler
 from telemetry_gateway.metrics import Metrics
 from telemetry_gateway.seq_tracker import REMEMBERED_SEQS
 from telemetry_gateway.reading_values import pack_values
-from telemetry_gateway.spool import SpooledFrame, Spool
+from telemetry_gateway.spool import NewFrame, SpooledFrame, Spool
 from telemetry_gateway.timestamps import DAY_MS
 from telemetry_gateway.write_plan import plan_writes
 
 VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
 # The per-source counters a frame may move (metric telemetry_gateway_<name>_total{source}).
-PER_SOURCE_COUNTERS = ("duplicates", "seq_missing_frames", "board_restarts", "seq_conflicts",
+PER_SOURCE_COUNTERS = ("duplicates", "seq_missing_frames", "board_restarts", "seq_conflicts", "frames_possibly_lost",
                        "explicit_time_refused")
 
 
@@ -104,6 +105,11 @@ def accept(ingest, frame, received_ms):
 def test_sequence(case, spool):
     params = case["params"]
     assert params["remembered_seqs"] == REMEMBERED_SEQS  # a contract number, not a setting
+    # What an earlier run left in the spool's source_seqs, and whether it crashed.
+    with sqlite3.connect(spool.path) as db:
+        db.executemany("INSERT INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, 0)",
+                       params.get("persisted", {}).items())
+    spool.unclean_stop = params.get("unclean", False)
     ingest = ingest_for(params, spool)
     contents = {}  # the vector's content labels → distinct frame values (equal label, equal content)
     for number, step in enumerate(case["steps"]):
@@ -173,6 +179,40 @@ def test_write_plan(case):
     assert latest_vectors(latest.take()) == case["expect_latest"]
 
 
+# --- the deferred policy's hold rule (a real spool on a scratch file, the clock given) --------------------------
+@cases("hold.jsonl")
+def test_hold(case, tmp_path):
+    params = case["params"]
+    spool = Spool(tmp_path / "spool.sqlite", fsync="deferred", hold_ms=params["hold_ms"])
+    spool._held._max_held = params["max_held"]
+    try:
+        accepted = 0
+        for number, step in enumerate(case["steps"]):
+            if "link" in step:
+                spool.set_link(step["link"]["connected"] and step["link"]["write_ok"])
+                continue
+            now = step["at_ms"] / 1000
+            before = file_ids(spool)
+            if "accept" in step:
+                frames = [NewFrame.of("H", 1_780_000_000_000 + accepted + i, 0, (("n", accepted + i + 1.0),))
+                          for i in range(step["accept"])]
+                accepted += len(frames)
+                spool.commit(frames, [], now=now)
+            else:
+                spool.commit([], [tuple(step["ack"])] if "ack" in step else [], now=now)
+            after = file_ids(spool)
+            got = {"committed": sorted(after - before), "held": sorted(f.id for f in spool._held.take(0, 10**6)),
+                   "file": sorted(after), "holding": spool.holding}
+            assert got == step["expect"], f"step {number}: {step}"
+    finally:
+        spool.close()
+
+
+def file_ids(spool) -> set[int]:
+    with sqlite3.connect(spool.path) as db:
+        return {row[0] for row in db.execute("SELECT id FROM frames")}
+
+
 def test_every_vector_file_is_driven():
-    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl"}
+    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl"}
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven

@@ -23,8 +23,11 @@ def stored_stamps(path):
         return dict(db.execute("SELECT source, last_ts_ms FROM receipt_stamps"))
 
 
-def deferred(path, hold_ms=200):
-    return Spool(path, fsync="deferred", hold_ms=hold_ms)
+def deferred(path, hold_ms=200, link_ok=True):
+    """A deferred spool whose sender is connected and writing (holding is safe), unless link_ok is False."""
+    spool = Spool(path, fsync="deferred", hold_ms=hold_ms)
+    spool.set_link(link_ok)
+    return spool
 
 
 def test_frames_acknowledged_in_time_never_reach_the_file(tmp_path):

@@ -1,0 +1,42 @@
+"""Which per-source seqs the spool may store in source_seqs (gateway/contract/spool.md, "Seqs across a restart").
+
+A stored seq says "every frame of this source up to here is safe": after a crash the next run counts the seq gap
+from it as frames possibly lost. So a row may only name a frame once it, and every frame accepted before it, is
+committed or acknowledged: with the deferred policy a frame held in memory is not safe yet. Pure bookkeeping: the
+spool tells which ids are still held and writes the rows this returns.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+Seqs = dict[str, tuple[int, int]]  # source -> (seq, ts_ms) of its newest frame
+
+ROWS_MAX_WAIT_S = 5.0  # deferred: with writable rows, at most this long without a commit
+
+
+class SafeSeqs:
+    def __init__(self) -> None:
+        self._groups: deque[tuple[int, Seqs]] = deque()  # (the group's highest id, its newest seqs), by id
+        self._writable: Seqs = {}
+
+    def accepted(self, highest_id: int, seqs: Seqs) -> None:
+        """A group of frames with ids up to highest_id was handed to the spool; seqs: its newest per source."""
+        if seqs:
+            self._groups.append((highest_id, seqs))
+
+    def release(self, lowest_held_id: int | None) -> None:
+        """Groups whose every id is below the lowest id still held (None: nothing held) are safe now."""
+        while self._groups and (lowest_held_id is None or self._groups[0][0] < lowest_held_id):
+            self._writable.update(self._groups.popleft()[1])
+
+    def rows(self) -> Seqs:
+        """The rows to write with the next commit (they stay here until written() says it is done)."""
+        return self._writable
+
+    def due_s(self, last_commit_at: float, now: float) -> float:
+        """Seconds until writable rows need a commit of their own (0 or less: now); inf when none wait."""
+        return last_commit_at + ROWS_MAX_WAIT_S - now if self._writable else float("inf")
+
+    def written(self) -> None:
+        self._writable = {}

@@ -1,0 +1,33 @@
+"""SafeSeqs: a source's seq is stored only once it and every frame before it are safe (spool.md)."""
+
+from telemetry_gateway.safe_seqs import ROWS_MAX_WAIT_S, SafeSeqs
+
+
+def test_a_group_is_writable_only_once_nothing_at_or_below_its_highest_id_is_held():
+    seqs = SafeSeqs()
+    seqs.accepted(3, {"A": (7, 100)})
+    seqs.accepted(5, {"A": (9, 120), "B": (1, 110)})
+    seqs.release(lowest_held_id=3)
+    assert seqs.rows() == {}
+    seqs.release(lowest_held_id=4)
+    assert seqs.rows() == {"A": (7, 100)}
+    seqs.release(lowest_held_id=None)
+    assert seqs.rows() == {"A": (9, 120), "B": (1, 110)}
+    seqs.written()
+    assert seqs.rows() == {}
+
+
+def test_writable_rows_ask_for_a_commit_once_none_was_made_for_a_while():
+    seqs = SafeSeqs()
+    assert seqs.due_s(last_commit_at=0.0, now=100.0) == float("inf")
+    seqs.accepted(1, {"A": (1, 1)})
+    seqs.release(None)
+    assert seqs.due_s(last_commit_at=10.0, now=11.0) == ROWS_MAX_WAIT_S - 1
+    assert seqs.due_s(last_commit_at=10.0, now=10.0 + ROWS_MAX_WAIT_S) <= 0
+
+
+def test_frames_without_seqs_change_nothing():
+    seqs = SafeSeqs()
+    seqs.accepted(4, {})
+    seqs.release(None)
+    assert seqs.rows() == {}
