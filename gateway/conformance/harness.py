@@ -13,11 +13,13 @@ import json
 import os
 import select
 import shlex
+import shutil
 import signal
 import socket
 import sqlite3
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 import tty
@@ -129,10 +131,11 @@ class GatewayUnderTest:
 
     @classmethod
     def configure(cls, tmp: Path, ports: list[Path | dict], keyspace: str, host: str | list[str],
-                  fsync: str = "batch", extra: str = "", spool: Path | None = None,
+                  fsync: str | None = None, extra: str = "", spool: Path | None = None,
                   consistency: str = "LOCAL_ONE", fsync_interval_ms: int | None = None) -> "GatewayUnderTest":
         """ports: paths, or port tables such as {"path": link, "baud": 9600, "format": "csv", ...}; host: one
-        address or the contact points of a cluster."""
+        address or the contact points of a cluster. fsync (and fsync_interval_ms) unset: the gateway's default,
+        what users get; a scenario about another policy names it."""
         spool = spool or tmp / "spool.sqlite"
         metrics_port = free_port()
         config = tmp / "gateway.toml"
@@ -143,7 +146,7 @@ reopen_max_s = 0.5
 
 [spool]
 path = "{spool}"
-fsync = "{fsync}"
+{"" if fsync is None else f'fsync = "{fsync}"'}
 {"" if fsync_interval_ms is None else f"fsync_interval_ms = {fsync_interval_ms}"}
 
 [cassandra]
@@ -193,9 +196,21 @@ level = "info"
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
 
+    def _read_spool(self) -> sqlite3.Connection:
+        """A read-only look at the spool that leaves its files as they are: a read-only connection to a WAL spool
+        whose gateway is not running would leave a -wal file behind, which the next gateway takes for a crash. So
+        a stopped gateway's spool is read from a copy (with its WAL, if a crash left one)."""
+        if self.process is not None and self.process.poll() is None:
+            return sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        copy = Path(tempfile.mkdtemp()) / "spool.sqlite"
+        for suffix in ("", "-wal"):
+            if Path(f"{self.spool_path}{suffix}").exists():
+                shutil.copyfile(f"{self.spool_path}{suffix}", f"{copy}{suffix}")
+        return sqlite3.connect(copy)
+
     def spool_depth(self) -> int:
         """Frames in the spool file: what is not yet acknowledged by Cassandra."""
-        db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        db = self._read_spool()
         try:
             return db.execute("SELECT count(*) FROM frames").fetchone()[0]
         finally:
@@ -209,7 +224,7 @@ level = "info"
         """(frame number (metric n), (ts_ms, received_ms)) of every frame in the spool file, in id order. The spool's
         format (format 2: metric names as comma-separated text, values as big-endian doubles) is shared by every
         gateway, so one can take over another's spool."""
-        db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        db = self._read_spool()
         try:
             rows = []
             for metrics, vals, ts_ms, received_ms in db.execute(

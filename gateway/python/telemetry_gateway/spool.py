@@ -301,7 +301,8 @@ class Spool:
             lowest_held = self._held.lowest_id(due_ids)
             self._safe_seqs.release(new[0].id if holding and new and lowest_held is None else lowest_held)
             seq_rows = self._safe_seqs.rows()
-            if due or delete or rows or (seq_rows and self._safe_seqs.due_s(self._last_commit_at, now) <= 0):
+            seqs_due = seq_rows and (final or self._safe_seqs.due_s(self._last_commit_at, now) <= 0)
+            if due or delete or rows or seqs_due:
                 self._commit_with_room(due, delete, rows, seq_rows)
                 self._last_commit_at = now
                 self._safe_seqs.written()
