@@ -38,7 +38,10 @@ const IDLE_MS = 1000;
 const BUSY_WAIT_MS = 50; // while the spool may hold more than was taken
 
 export class Sender {
-  constructor({ spool, clientFactory, keyspace, batchRows, maxInFlight, retryMaxS, metrics, onAcked }) {
+  /** onLink(connected, writeOk): called when either changes (connected to Cassandra; its most recent write
+   * succeeded), so that the spool holds frames in memory only while Cassandra keeps up (spool-deferred.js). */
+  constructor({ spool, clientFactory, keyspace, batchRows, maxInFlight, retryMaxS, metrics, onAcked,
+    onLink = () => {} }) {
     this.spool = spool;
     this.clientFactory = clientFactory;
     this.keyspace = keyspace;
@@ -46,6 +49,8 @@ export class Sender {
     this.retryMaxS = retryMaxS;
     this.metrics = metrics;
     this.onAcked = onAcked;
+    this.onLink = onLink;
+    this.linkState = [false, true]; // [connected, writeOk] as last told
     this.log = new RateLimitedLog();
     this.client = null;
     this.connectAttempts = 0;
@@ -76,6 +81,13 @@ export class Sender {
 
   get idle() {
     return this.ledger.idle;
+  }
+
+  /** Tells onLink of a change of the link's state. */
+  link(connected, writeOk) {
+    if (connected === this.linkState[0] && writeOk === this.linkState[1]) return;
+    this.linkState = [connected, writeOk];
+    this.onLink(connected, writeOk);
   }
 
   start() {
@@ -128,6 +140,7 @@ export class Sender {
     } catch (error) { // unusable credentials, unreachable, auth, schema missing: retried; the spool keeps the frames
       if (client !== null) await client.shutdown().catch(() => {});
       this.metrics.cassandra_up.set(0);
+      this.link(false, this.linkState[1]);
       const kind = errorKind(error);
       this.log.event('warning', 'cassandra_unreachable', { error: error?.name ?? 'Error', kind,
         detail: String(error?.message).slice(0, 200), action: CONNECT_ACTIONS[kind] ?? CONNECT_ACTIONS.other });
@@ -136,6 +149,7 @@ export class Sender {
     this.client = client;
     this.connectAttempts = 0;
     this.metrics.cassandra_up.set(1);
+    this.link(true, true); // a new client: no write of it has failed
     event('info', 'cassandra_connected', { keyspace: this.keyspace,
       hosts: client.hosts.values().map((host) => host.address).join(',') });
     return true;
@@ -210,11 +224,13 @@ export class Sender {
       if (error === null) {
         this.metrics.write_latency.observe((now - request.sentAt) / 1000);
         this.metrics.cassandra_up.set(1);
+        this.link(true, true);
         const [readingsWritten, acknowledged] = this.ledger.succeeded(request.owner);
         if (readingsWritten !== null) this.countWritten(readingsWritten);
         for (const chunk of acknowledged) this.onAcked([chunk.firstId, chunk.lastId]);
       } else {
         const kind = errorKind(error);
+        this.link(this.linkState[0], false);
         this.metrics.write_errors.inc({ error: kind });
         if (kind === 'unavailable' || kind === 'timeout' || kind === 'overloaded') {
           this.metrics.cassandra_up.set(error?.name === 'NoHostAvailableError' ? 0 : 1);
