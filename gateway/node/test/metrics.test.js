@@ -171,12 +171,12 @@ describe('CountedHistogram', () => {
     assert.ok(Math.abs(Number(sum) - 800.5637) < 1e-9, sum); // a product instead of a sum of count terms
   });
 
-  it('takes a million frames in one call', async () => {
+  it('takes a million frames in one call per thousand', async () => { // how fast: the benchmark's business
     const metrics = createMetrics();
-    const start = performance.now();
     for (let i = 0; i < 1000; i++) metrics.delivery_latency.observeMany(0.02, 1000);
-    assert.ok(performance.now() - start < 100);
-    assert.match(await metrics.registry.metrics(), /^telemetry_gateway_delivery_latency_seconds_count 1000000$/m);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^telemetry_gateway_delivery_latency_seconds_count 1000000$/m);
+    assert.match(text, /^telemetry_gateway_delivery_latency_seconds_bucket\{le="0\.02"\} 1000000$/m);
   });
 
   it('reset() forgets the observations', async () => {
