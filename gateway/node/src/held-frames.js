@@ -77,6 +77,18 @@ export class HeldFrames {
     return this.frames.size > this.maxHeld ? -Infinity : this.heldAt[this.head] + this.holdMs;
   }
 
+  /** The lowest id held once the oldest skip held frames are gone (a commit's due frames are the oldest), or null. */
+  lowestId(skip = 0) {
+    if (skip >= this.frames.size) return null;
+    let passed = 0;
+    for (let i = this.head; i < this.ids.length; i++) {
+      if (!this.frames.has(this.ids[i])) continue;
+      if (passed === skip) return this.ids[i];
+      passed += 1;
+    }
+    return null;
+  }
+
   /** These frames are in the spool file now. */
   committed(frames) {
     for (const frame of frames) this.frames.delete(frame.id);

@@ -9,13 +9,17 @@
 //
 // Everything runs on the event loop: a step commits what arrived since the last one. Reads that arrive while a
 // commit's fsync blocks the loop are grouped into the next commit, which is the group commit. With fsync = deferred
-// the spool holds new frames in memory and commits those not acknowledged in time: a timer wakes a step when the
-// oldest is due (none while nothing is held), and a stop commits what is still held.
+// the spool holds new frames in memory while that is safe (the sender's link() says whether Cassandra keeps up) and
+// commits those not acknowledged in time: a timer wakes a step when a commit is due (none while nothing waits), a
+// link turning unsafe wakes one at once, and a stop commits what is still held.
+//
+// An unexpected error in a step is a bug: the stage dies (onDied: the service logs stage_died and stops with exit
+// status 1), and its stop still commits every frame held in memory (gateway/contract/spool.md, "Every stop keeps
+// what was read"). TELEMETRY_GATEWAY_FAILPOINT=ingest_after_frames:N makes such an error for the conformance harness.
 
+import { FrameAcceptor } from './frame-acceptor.js';
 import { RateLimitedLog, event } from './logs.js';
-import { NEXT, SeqTracker } from './seq-tracker.js';
-import { packValues } from './reading-values.js';
-import { DAY_MS, Stamper } from './timestamps.js';
+import { ReadingPause } from './reading-pause.js';
 
 export const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
 const ROOM_CHECK_MS = 250; // while reading is paused, how often the spool is asked whether there is room again
@@ -23,23 +27,30 @@ const RETRY_MS = 500; // after a commit found no room at all
 const STOP_GRACE_MS = 10_000; // at shutdown, how long a commit that finds no room is retried
 
 export class Ingest {
-  constructor(config, spool, metrics, onSpooled) {
+  /** onSpooled(): frames went to the spool; failAfterFrames: the failpoint's N (null: none); onDied(error): an
+   * unexpected error ended the stage (its stop then only commits what the spool holds in memory). */
+  constructor(config, spool, metrics, onSpooled, { failAfterFrames = null, onDied = null } = {}) {
     this.queue = []; // {frames, receivedMs, credits}: bounded by the readers' credits
     this.spool = spool;
     this.metrics = metrics;
     this.onSpooled = onSpooled;
-    this.seq = new SeqTracker(Math.trunc(config.decode.duplicate_window_s * 1000));
-    this.maxSources = config.decode.max_sources;
-    this.stamper = new Stamper(Math.trunc(config.time.max_future_s * 1000),
-      Math.trunc(config.time.max_age_days * DAY_MS), spool.lastReceiptStamps(this.maxSources), this.maxSources);
-    // The sources whose state is kept, least recently seen first (a Map keeps insertion order).
-    this.recent = new Map(this.stamper.sources().map((source) => [source, true]));
-    metrics.sources_tracked.set(this.recent.size);
-    this.dropOldest = config.spool.when_full === 'drop_oldest';
+    const storedSeqs = spool.lastSourceSeqs(config.decode.max_sources);
+    /** Sources with a seq stored by an earlier run. */
+    this.storedSeqs = storedSeqs.size;
+    this.acceptor = new FrameAcceptor(config, metrics, spool.lastReceiptStamps(config.decode.max_sources),
+      storedSeqs, spool.uncleanStop);
+    this.stamper = this.acceptor.stamper;
+    this.failAfterFrames = failAfterFrames;
+    this.acceptedFrames = 0; // handed to the spool: counted only with a failpoint
+    this.onDied = onDied ?? ((error) => { throw error; });
+    this.died = null; // the error that ended the stage
+    /** Frames accepted and not handed to the spool: lost at a stop that could not commit them. */
+    this.lostFrames = 0;
+    metrics.spool_holding.set(spool.holding ? 1 : 0);
     this.groupLimit = GROUP_MAX; // halved while commits find no room, so a group fits what room is left
     this.acked = []; // [firstId, lastId] ranges acknowledged by the sender
     this.log = new RateLimitedLog();
-    this.paused = null; // "cap" or "disk" while reading is paused
+    this.room = new ReadingPause(spool, metrics, config.spool.when_full === 'drop_oldest');
     this.pending = [];
     this.pendingCredits = []; // of the reads in pending: back once pending is committed
     this.withheld = []; // of committed reads, while the spool has no room
@@ -66,14 +77,29 @@ export class Ingest {
     this.schedule();
   }
 
-  /** Commits what was handed over (retrying a full spool for a bounded time); resolves when done. */
+  /** From the sender: its link to Cassandra changed (connected; its last write succeeded). Frames held in memory
+   * are committed at once when that makes holding unsafe. */
+  link(connected, writeOk) {
+    if (this.spool.setLink(connected, writeOk)) this.schedule();
+    this.metrics.spool_holding.set(this.spool.holding ? 1 : 0);
+  }
+
+  /** Commits what was handed over (retrying a full spool for a bounded time); resolves when done. After the stage
+   * died: only what the spool holds in memory. */
   stop() {
     if (!this.stopped) {
       this.stopDeadline = performance.now() + STOP_GRACE_MS;
       this.stopped = new Promise((resolve) => { this.resolveStopped = resolve; });
-      this.schedule();
+      if (this.died === null) this.schedule();
+      else this.stopDead();
     }
     return this.stopped;
+  }
+
+  /** After the stage died: frames read and never handed to the spool (accepted ones pending, reads queued). */
+  unspooledFrames() {
+    if (this.died === null) return 0;
+    return this.pending.length + this.queue.reduce((sum, read) => sum + read.frames.length, 0);
   }
 
   get idle() {
@@ -89,6 +115,15 @@ export class Ingest {
   }
 
   step() {
+    if (this.died !== null) return;
+    try {
+      this.stepOnce();
+    } catch (error) { // a bug: the stage is dead, and the service stops the gateway (exit status 1)
+      this.die(error);
+    }
+  }
+
+  stepOnce() {
     const now = performance.now();
     const stopping = this.stopped !== null;
     if (this.pending.length === 0) {
@@ -105,6 +140,7 @@ export class Ingest {
         this.pending = group === this.pending ? [] : this.pending.slice(group.length);
         this.stamps = {};
         this.groupLimit = Math.min(GROUP_MAX, this.groupLimit * 2);
+        if (this.failAfterFrames !== null && group.length) this.failpoint(group.length);
       } else {
         this.groupLimit = Math.max(1, Math.floor(group.length / 2));
         this.acked.unshift(...acked);
@@ -122,7 +158,7 @@ export class Ingest {
     }
     if (this.withheld.length && now >= this.nextRoomCheck) {
       this.nextRoomCheck = now + ROOM_CHECK_MS;
-      if (this.hasRoom()) {
+      if (this.room.hasRoom()) {
         for (const credits of this.withheld) credits.release();
         this.withheld = [];
       }
@@ -166,14 +202,52 @@ export class Ingest {
     else this.schedule(RETRY_MS);
   }
 
-  /** The stop's grace is over and the spool still has no room: what was not committed is lost. */
+  /** The stop's grace is over and the spool still has no room: what was not committed is lost (the spool's close
+   * tries its held frames once more and says how many it could not commit). */
   abandonStop() {
     event('error', 'shutdown_with_unspooled_frames', {
       frames: this.pending.length + this.spool.heldFrames, reason: 'no room in the spool or on its disk',
       note: 'these frames are lost',
     });
+    this.lostFrames += this.pending.length;
     this.pending = [];
     this.finishStop();
+  }
+
+  /** The failpoint: an unexpected error once the accepted frames handed to the spool reached N, right after the
+   * group that brought them there. */
+  failpoint(frames) {
+    this.acceptedFrames += frames;
+    if (this.acceptedFrames >= this.failAfterFrames) {
+      throw new Error(`failpoint ingest_after_frames:${this.failAfterFrames}: ${this.acceptedFrames} frames accepted`);
+    }
+  }
+
+  /** An unexpected error ended the stage: nothing more is taken or committed but, at the stop, what the spool holds
+   * in memory. Frames read and not handed to the spool are lost (unspooledFrames()). */
+  die(error) {
+    this.died = error;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.clearFlush();
+    if (this.stopped !== null) this.stopDead();
+    this.onDied(error);
+  }
+
+  /** The stop of a dead stage: the held frames (with their ids) and real receipt stamps go into the file, retried
+   * while there is no room, for the same grace as any stop. */
+  stopDead() {
+    let done;
+    try {
+      done = this.commit([], [], null, true, true);
+    } catch (error) { // the spool itself fails: its close says what could not be committed
+      this.log.event('error', 'spool_commit_failed', { error: String(error?.message).slice(0, 160),
+        action: 'stopping; frames held in memory may be lost' });
+      done = true;
+    }
+    if (done) this.finishStop();
+    else if (performance.now() > this.stopDeadline) this.abandonStop();
+    else this.timer = setTimeout(() => { this.timer = null; this.stopDead(); }, RETRY_MS);
   }
 
   /** The credits of committed reads go back (through the room check) once their frames are on the disk. */
@@ -220,77 +294,9 @@ export class Ingest {
     return [accepted, credits];
   }
 
+  /** One decoded frame → the row to commit, or null (frame-acceptor.js). */
   accept(frame, receivedMs) {
-    const { source } = frame;
-    if (this.recent.has(source)) {
-      this.recent.delete(source);
-      this.recent.set(source, true);
-    } else {
-      this.newSource(source);
-    }
-    const packed = packValues(frame.values);
-    if (frame.seq !== null) {
-      // A retransmission repeats t, metrics and values; a conflict differs in one of them.
-      const content = `${frame.t}|${packed.metrics}|${packed.vals.toString('latin1')}`;
-      const verdict = this.seq.observe(source, frame.seq, receivedMs, content);
-      if (verdict !== NEXT && !this.judged(frame, verdict)) return null;
-    }
-    const stamp = this.stamper.stamp(source, frame.t, receivedMs);
-    if (stamp.explicit_t_refused) {
-      this.metrics.time_refused.inc({ source });
-      this.log.event('warning', 'explicit_time_refused', {
-        key: source, source, t: frame.t, action: "stamped with the time of receipt; check the board's clock",
-      });
-    }
-    return { source, ts_ms: stamp.ts_ms, received_ms: receivedMs, metrics: packed.metrics, vals: packed.vals };
-  }
-
-  /** Counts a verdict other than NEXT; false for a duplicate (dropped). */
-  judged(frame, verdict) {
-    const { source } = frame;
-    if (verdict.duplicate) {
-      this.metrics.duplicates.inc({ source });
-      return false;
-    }
-    if (verdict.conflict) {
-      this.metrics.seq_conflicts.inc({ source });
-      this.log.event('warning', 'seq_conflict', {
-        key: source, source, seq: frame.seq,
-        action: 'stored: a recent frame had this seq with other values (two boards with one name?)',
-      });
-    }
-    if (verdict.missing) {
-      this.metrics.seq_missing.inc({ source }, verdict.missing);
-      this.log.event('info', 'seq_gap', { key: source, source, missing: verdict.missing, seq: frame.seq });
-    }
-    if (verdict.restarted) {
-      this.metrics.board_restarts.inc({ source });
-      this.log.event('info', 'board_restarted', { key: source, source });
-    }
-    return true;
-  }
-
-  /** A source not among the last max_sources seen: past the bound the least recently seen one is forgotten
-   * everywhere (its seqs, its receipt stamp, its metric labels), so junk with ever new names cannot grow memory. */
-  newSource(source) {
-    this.recent.set(source, true);
-    if (this.recent.size > this.maxSources) {
-      const old = this.recent.keys().next().value;
-      this.recent.delete(old);
-      this.seq.forget(old);
-      this.stamper.forget(old);
-      const m = this.metrics;
-      for (const counter of [m.duplicates, m.seq_missing, m.board_restarts, m.seq_conflicts, m.time_refused]) {
-        counter.remove({ source: old });
-      }
-      m.sources_evicted.inc();
-      this.log.event('warning', 'source_evicted', {
-        source: old, tracked: this.recent.size,
-        action: 'forgot its seqs and metric labels; raise [decode] max_sources if it is real',
-      });
-    } else {
-      this.metrics.sources_tracked.set(this.recent.size);
-    }
+    return this.acceptor.accept(frame, receivedMs);
   }
 
   /** final: the stop's commit of what the spool holds in memory (frames, acked and stamps are empty). */
@@ -302,47 +308,13 @@ export class Ingest {
       if (error?.name !== 'SpoolFull') throw error;
       const kind = error.capReached ? 'cap' : 'disk';
       if (stopping && error.capReached) this.spool.liftCap(); // kept past the cap rather than lost at exit
-      this.pause(kind, { waiting: final ? this.spool.heldFrames : frames.length, detail: error.message });
+      this.room.pause(kind, { waiting: final ? this.spool.heldFrames : frames.length, detail: error.message });
       return false;
     }
     if (written) this.metrics.spool_frames_committed.inc(written);
     this.metrics.spool_frames.set(this.spool.depth);
+    this.metrics.spool_holding.set(this.spool.holding ? 1 : 0);
     if (frames.length) this.onSpooled();
     return true;
-  }
-
-  /** Whether reading may go on; pauses it (with a metric and a log line) when the spool has no room. */
-  hasRoom() {
-    const room = this.spool.room();
-    if (room === null) {
-      if (this.paused !== null) {
-        event('info', 'spool_room_again', { kind: this.paused, spooled_frames: this.spool.depth,
-          action: 'reading resumed' });
-        this.paused = null;
-        this.metrics.reading_paused.set(0);
-      }
-      return true;
-    }
-    if (room === 'cap' && this.dropOldest && this.spool.depth) {
-      const dropped = this.spool.dropOldest(Math.max(Math.floor(this.spool.depth / 100), 100));
-      this.metrics.spool_dropped.inc(dropped);
-      this.metrics.spool_full.inc({ kind: room });
-      this.log.event('warning', 'spool_full_dropped_oldest', { key: room, kind: room, dropped });
-      return this.spool.room() === null;
-    }
-    this.pause(room);
-    return false;
-  }
-
-  pause(kind, detail = {}) {
-    if (this.paused === kind) return;
-    this.paused = kind;
-    this.metrics.spool_full.inc({ kind });
-    this.metrics.reading_paused.set(1);
-    this.log.event('error', 'spool_full', {
-      key: kind, kind, spooled_frames: this.spool.depth, ...detail,
-      action: kind === 'cap' ? 'reading paused until Cassandra drains the spool'
-        : 'reading paused; free disk space (the spool still drains)',
-    });
   }
 }

@@ -155,5 +155,7 @@ export function createMetrics() {
     reading_paused: declare('reading_paused', r),
     spool_dropped: declare('spool_dropped_frames_total', r),
     spool_frames_committed: declare('spool_frames_committed_total', r),
+    spool_holding: declare('spool_holding', r),
+    frames_possibly_lost: declare('frames_possibly_lost_total', r),
   };
 }

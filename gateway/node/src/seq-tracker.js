@@ -6,7 +6,11 @@
 // move and the new content is remembered. A seq seen longer ago than the window, or no longer remembered (only
 // the last REMEMBERED_SEQS distinct seqs are), is news. A seq 0 that does not follow 65535 is a board restart:
 // the source's remembered seqs are forgotten (a seq 0 repeating the seq 0 just before it is still a duplicate).
-// A source's first frame is never a gap or a restart.
+// A source's first frame is never a gap or a restart, unless an earlier run stored the source's last safe seq S
+// (resume(); gateway/contract/spool.md, "Seqs across a restart"): then seq 0 with S ≠ 65535 is a restart, and
+// d = (seq − S − 1) mod 65536 is in order at 0, a gap of d below 32768, nothing at or above it (a repeat or a
+// reordering across the restart: no content was stored, so it is never a duplicate). Such a verdict is `resumed`,
+// so the caller can count a crash's possible loss apart.
 //
 // `content` is whatever the caller compares frames by (a string or a hash of t, metrics and values): compared
 // with ===. How many sources are kept is the caller's bound: it forget()s the ones it evicts.
@@ -14,14 +18,17 @@
 import { SEQ_MODULUS } from './protocol.js';
 
 const LAST_SEQ = SEQ_MODULUS - 1;
+const HALF = SEQ_MODULUS / 2; // a resumed source's seq this far or more past its stored one is at or behind it
 /** Seqs remembered per source: a contract number (sequence.jsonl's `remembered_seqs`), not a setting. */
 export const REMEMBERED_SEQS = 64;
 
-// Verdicts, shared where they carry no count: {duplicate, missing, restarted, conflict}.
-export const DUPLICATE = Object.freeze({ duplicate: true, missing: 0, restarted: false, conflict: false });
-export const NEXT = Object.freeze({ duplicate: false, missing: 0, restarted: false, conflict: false });
-export const RESTARTED = Object.freeze({ duplicate: false, missing: 0, restarted: true, conflict: false });
-export const CONFLICT = Object.freeze({ duplicate: false, missing: 0, restarted: false, conflict: true });
+// Verdicts, shared where they carry no count: {duplicate, missing, restarted, conflict, resumed}.
+const verdict = (fields) => Object.freeze({ duplicate: false, missing: 0, restarted: false, conflict: false,
+  resumed: false, ...fields });
+export const DUPLICATE = verdict({ duplicate: true });
+export const NEXT = verdict({});
+export const RESTARTED = verdict({ restarted: true });
+export const CONFLICT = verdict({ conflict: true });
 
 export class SeqTracker {
   constructor(duplicateWindowMs, maxRemembered = REMEMBERED_SEQS) {
@@ -39,6 +46,11 @@ export class SeqTracker {
     this.sources.delete(source);
   }
 
+  /** An earlier run's last safe seq of source: its next frame is judged against it (no seqs remembered). */
+  resume(source, seq) {
+    this.sources.set(source, { last: seq, seen: null });
+  }
+
   observe(source, seq, nowMs, content) {
     const state = this.sources.get(source);
     if (state === undefined) {
@@ -46,6 +58,13 @@ export class SeqTracker {
       return NEXT;
     }
     const { last, seen } = state;
+    if (seen === null) { // the first frame after a gateway restart
+      state.last = seq;
+      state.seen = new Map([[seq, { ms: nowMs, content }]]);
+      if (seq === 0 && last !== LAST_SEQ) return RESTARTED;
+      const missing = (seq - last - 1 + SEQ_MODULUS) % SEQ_MODULUS;
+      return verdict({ missing: missing < HALF ? missing : 0, resumed: true });
+    }
     if (seq === 0 && last !== LAST_SEQ) {
       if (last === 0) {
         const before = seen.get(0);
@@ -71,16 +90,19 @@ export class SeqTracker {
     state.last = seq;
     const expected = last === LAST_SEQ ? 0 : last + 1;
     if (seq === expected) return NEXT;
-    return { duplicate: false, missing: (seq - expected + SEQ_MODULUS) % SEQ_MODULUS, restarted: false, conflict: false };
+    return { duplicate: false, missing: (seq - expected + SEQ_MODULUS) % SEQ_MODULUS, restarted: false, conflict: false,
+      resumed: false };
   }
 }
 
-/** The per-source counters a verdict moves, {name: increment} (names of telemetry_gateway_<name>_total{source}). */
-export function verdictCounts(verdict) {
+/** The per-source counters a verdict moves, {name: increment} (names of telemetry_gateway_<name>_total{source});
+ * unclean: the spool showed a crash, so a resumed source's gap is also counted as possibly lost. */
+export function verdictCounts(v, unclean = false) {
   const counts = {};
-  if (verdict.duplicate) counts.duplicates = 1;
-  if (verdict.missing) counts.seq_missing_frames = verdict.missing;
-  if (verdict.restarted) counts.board_restarts = 1;
-  if (verdict.conflict) counts.seq_conflicts = 1;
+  if (v.duplicate) counts.duplicates = 1;
+  if (v.missing) counts.seq_missing_frames = v.missing;
+  if (v.restarted) counts.board_restarts = 1;
+  if (v.conflict) counts.seq_conflicts = 1;
+  if (v.missing && v.resumed && unclean) counts.frames_possibly_lost = v.missing;
   return counts;
 }

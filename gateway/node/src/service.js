@@ -4,6 +4,11 @@
 // Stop order on SIGTERM: inputs stop reading; the ingest spools what they handed over; the sender finishes the
 // writes in flight (bounded wait) and their acknowledgements are committed; the spool is closed. Frames not yet
 // written stay in the spool and go out at the next start.
+//
+// A stage that fails with an unexpected error (the ingest's step, the sender's loop: a bug) is logged as stage_died
+// with its stack and stops the gateway the same orderly way, with exit status 1 so that the service manager
+// restarts it; every frame held in memory is still committed (gateway/contract/spool.md, "Every stop keeps what was
+// read"). The last line, gateway_stopped, counts the frames in the spool file and those read and lost.
 
 import { backoffS } from './backoff.js';
 import { buildClient } from './cassandra-session.js';
@@ -26,11 +31,29 @@ const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what 
 // What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
 export const UNCLEAN_STOP_ACTIONS = Object.freeze({
   deferred: 'the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra '
-    + 'had not acknowledged may be missing (seq gaps across a restart are not counted)',
-  batch: 'the last run did not stop cleanly: only frames read in its last few ms may be missing',
+    + "had not acknowledged may be missing; seq gaps from each source's last stored seq are counted in "
+    + 'frames_possibly_lost',
+  batch: 'the last run did not stop cleanly: only frames read in its last few ms may be missing; seq gaps are '
+    + 'counted in frames_possibly_lost',
   interval: 'the last run did not stop cleanly: after a power cut, frames of its last fsync_interval_ms may be '
-    + 'missing',
+    + 'missing; seq gaps are counted in frames_possibly_lost',
 });
+
+/** TELEMETRY_GATEWAY_FAILPOINT=ingest_after_frames:N, the conformance harness's test hook (spool.md, "Every stop
+ * keeps what was read"), read once at start: N, or null (unset, or another failpoint). */
+export function failpointFrames(env = process.env) {
+  const [name, count] = (env.TELEMETRY_GATEWAY_FAILPOINT ?? '').split(':');
+  if (name !== 'ingest_after_frames') return null;
+  if (!/^[0-9]+$/.test(count ?? '')) throw new Error(`TELEMETRY_GATEWAY_FAILPOINT: ingest_after_frames:N wants a count`);
+  return Number(count);
+}
+
+/** A stage failed with an unexpected error (a bug): its stack, then the event line. */
+export function reportStageDied(stage, error) {
+  process.stderr.write(`Error in stage ${stage}: ${error?.stack ?? error}\n`);
+  event('error', 'stage_died', { stages: stage,
+    action: 'exiting with status 1 to be restarted; frames held in memory are committed first' });
+}
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
@@ -54,9 +77,11 @@ async function openSpool(config, isStopping) {
   }
 }
 
-/** The spool's last run did not close it (its WAL file was left): one line saying what that may have cost. */
-export function reportUncleanStop(spool, fsync) {
-  event('warning', 'unclean_stop_detected', { spool: spool.path, fsync, action: UNCLEAN_STOP_ACTIONS[fsync] });
+/** The spool's last run did not close it (its WAL file was left): one line saying what that may have cost;
+ * sources: how many sources have a stored seq (their gaps across the restart are counted). */
+export function reportUncleanStop(spool, fsync, sources) {
+  event('warning', 'unclean_stop_detected', { spool: spool.path, fsync, sources,
+    action: UNCLEAN_STOP_ACTIONS[fsync] });
 }
 
 /** Runs until SIGTERM/SIGINT (or, with exitWhenDrained, until every input ended and its lines are in Cassandra);
@@ -68,15 +93,24 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   process.on('SIGTERM', requestStop);
   process.on('SIGINT', requestStop);
 
+  const failAfterFrames = failpointFrames();
   const metrics = createMetrics();
   const spool = await openSpool(config, () => stopRequested);
   if (spool === null) return 0;
+  let status = 0;
+  const stageDied = (stage, error) => {
+    reportStageDied(stage, error);
+    status = 1;
+    requestStop();
+  };
   let sender = null;
-  const ingest = new Ingest(config, spool, metrics, () => sender?.nudge());
+  const ingest = new Ingest(config, spool, metrics, () => sender?.nudge(), { failAfterFrames,
+    onDied: (error) => stageDied('ingest', error) });
   sender = new Sender({
     spool, clientFactory: () => buildClient(config.cassandra, { keyspace: config.cassandra.keyspace }), keyspace: config.cassandra.keyspace,
     batchRows: config.cassandra.batch_rows, maxInFlight: config.cassandra.max_in_flight,
     retryMaxS: config.cassandra.retry_max_s, metrics, onAcked: (range) => ingest.acknowledge(range),
+    onLink: (connected, writeOk) => ingest.link(connected, writeOk),
   });
 
   let streamsOpen = streams.length;
@@ -106,10 +140,14 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   if (config.metrics.listen) server = await startMetricsServer(config.metrics.listen, metrics.registry);
   const notifier = new SystemdNotifier();
   sender.start();
+  const senderDone = sender.done.catch((error) => {
+    ingest.link(false, false); // nothing writes to Cassandra any more: held frames are the only copy
+    stageDied('sender', error);
+  });
   for (const input of inputs) input.start();
   event('info', 'gateway_started', { inputs: inputs.length, spool: config.spool.path, spooled_frames: spool.depth,
     fsync: config.spool.fsync, metrics: config.metrics.listen || 'off' });
-  if (spool.uncleanStop) reportUncleanStop(spool, config.spool.fsync);
+  if (spool.uncleanStop) reportUncleanStop(spool, config.spool.fsync, ingest.storedSeqs);
   notifier.notify('READY=1');
 
   let lastWatchdog = 0;
@@ -144,17 +182,19 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   event('info', 'gateway_stopping', { spooled_frames: spool.depth });
   await Promise.all(inputs.map((input) => input.stop()));
   const deadline = performance.now() + INPUTS_DRAIN_MS;
-  while (ingest.queue.length && performance.now() < deadline) await sleep(20);
-  await sender.stop();
+  while (ingest.queue.length && ingest.died === null && performance.now() < deadline) await sleep(20);
+  sender.stop();
+  await senderDone;
   await ingest.stop();
   clearInterval(checkpoints);
   metrics.spool_frames.set(spool.depth);
   await spool.whenDurable();
-  spool.close();
+  // Read and never committed: frames a stop could not commit, and a dead ingest's frames not handed over.
+  const lost = ingest.lostFrames + ingest.unspooledFrames() + spool.close();
   if (server !== null) await server.close();
-  event('info', 'gateway_stopped', { spooled_frames: spool.depth });
+  event(lost ? 'warning' : 'info', 'gateway_stopped', { spooled_frames: spool.fileFrames, lost_frames: lost });
   await stopping;
   process.off('SIGTERM', requestStop);
   process.off('SIGINT', requestStop);
-  return 0;
+  return status;
 }

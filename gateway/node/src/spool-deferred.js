@@ -8,11 +8,18 @@
 // (the reserve, SpoolFull and the ingest's retries as for any other); they leave memory once it is done. Receipt
 // stamps are stored as ceilings (receipt-ceilings.js). A commit that would change nothing is not made.
 //
+// Frames are held only while holding is safe (vectors/hold.jsonl): the sender is connected, its last write
+// succeeded (setLink()) and the spool file holds no frame as of the last commit. Otherwise every held frame is due
+// at once and new frames are committed as they come, as with "batch": while Cassandra is away or failing the file
+// is the only copy. Each source's last safe seq goes into source_seqs once no held frame precedes it (safe-seqs.js),
+// with the next commit made anyway, or after ROWS_MAX_WAIT_MS by one of its own.
+//
 // The few commits made are synchronous=FULL (fsynced inside the commit, on the event loop): a ceiling is then on
 // the disk before the frames it covers count as spooled, with no WAL fsync to await (wal-sync.js is batch's).
 
-import { HeldFrames, mergeById } from './held-frames.js';
+import { HeldFrames, MAX_HELD, mergeById } from './held-frames.js';
 import { ReceiptCeilings } from './receipt-ceilings.js';
+import { ROWS_MAX_WAIT_MS, SafeSeqs, newestSeqs } from './safe-seqs.js';
 import { Spool, SpoolFull, stampEntries } from './spool.js';
 
 // The WAL of a healthy link holds only a few small commits (receipt-stamp ceilings): copying them into the
@@ -29,11 +36,16 @@ function heldFrame(id, frame) {
 
 export class DeferredSpool extends Spool {
   /** Spool's options, and holdMs: how long a frame waits in memory for its acknowledgement (fsync_interval_ms, by
-   * default the contract's); clock: monotonic ms (tests give their own). */
-  constructor(path, { holdMs = 1000, clock = () => performance.now(), ...options } = {}) {
+   * default the contract's); maxHeld: see MAX_HELD; clock: monotonic ms (tests give their own). */
+  constructor(path, { holdMs = 1000, maxHeld = MAX_HELD, clock = () => performance.now(), ...options } = {}) {
     super(path, { ...options, fsync: 'deferred' });
     this._clock = clock;
-    this._held = new HeldFrames(holdMs);
+    this._held = new HeldFrames(holdMs, maxHeld);
+    // The sender's link: not connected at open, so the first frames are committed (setLink()).
+    this._connected = false;
+    this._writeOk = true;
+    this._safeSeqs = new SafeSeqs();
+    this._lastCommitAt = clock();
     // Held frames take ids above every id the spool has given, as AUTOINCREMENT would.
     this._committedMaxId = this._db.prepare('SELECT coalesce(max(id), 0) FROM frames').pluck().get();
     const sequence = this._db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'frames'").pluck().get();
@@ -52,6 +64,17 @@ export class DeferredSpool extends Spool {
     return this._held.size;
   }
 
+  /** Holding is safe: connected, the last write succeeded, and no frame in the file as of the last commit. */
+  get holding() {
+    return this._connected && this._writeOk && this._diskDepth === 0;
+  }
+
+  setLink(connected, writeOk) {
+    this._connected = connected;
+    this._writeOk = writeOk;
+    return this._held.size > 0 && !this.holding;
+  }
+
   lastReceiptStamps(limit = 1000) {
     const stamps = super.lastReceiptStamps(limit);
     this._ceilings = new ReceiptCeilings(stamps, limit);
@@ -68,25 +91,46 @@ export class DeferredSpool extends Spool {
     return this._commitDeferred([], [], [], true);
   }
 
+  /** Milliseconds until a commit with nothing new is due: held frames (at once while holding is not safe), or
+   * writable seq rows waiting; null: nothing waits. */
   flushDelayMs() {
+    if (this._held.size && !this.holding) return 0;
+    const now = this._clock();
     const at = this._held.dueAt();
-    return at === null ? null : Math.max(0, at - this._clock());
+    const delays = [at === null ? null : at - now, this._safeSeqs.dueInMs(this._lastCommitAt, now)]
+      .filter((delay) => delay !== null);
+    return delays.length ? Math.max(0, Math.min(...delays)) : null;
   }
 
   _commitDeferred(frames, acked, stamps, final) {
     const now = this._clock();
+    const holding = !final && this.holding; // judged with the file as of the last commit
     const deletes = acked.filter(([first, last]) => this._held.acknowledge(first, last));
-    const due = this._held.due(now, final);
+    const due = this._held.due(now, !holding);
+    const fresh = frames.map((frame, i) => heldFrame(this._nextId + i, frame));
+    const committing = holding || fresh.length === 0 ? due : [...due, ...fresh];
+    const group = fresh.length ? [fresh.at(-1).id, newestSeqs(frames)] : null;
+    // The lowest id still held once this commit is done: the due frames are the oldest held.
+    const lowestHeld = this._held.lowestId(due.length) ?? (holding && fresh.length ? fresh[0].id : null);
+    const seqs = this._safeSeqs.rowsIf(lowestHeld, group);
+    const seqsDue = seqs.length > 0 && (final || now - this._lastCommitAt >= ROWS_MAX_WAIT_MS);
     const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps);
-    if (due.length || deletes.length || rows.length) this._commitWithRoom(due, deletes, rows);
-    if (due.length) {
-      this._committedMaxId = Math.max(this._committedMaxId, due.at(-1).id);
+    const commit = committing.length || deletes.length || rows.length || seqsDue;
+    if (commit) this._commitWithRoom(committing, deletes, rows, seqs);
+    if (group !== null) this._safeSeqs.accepted(...group);
+    this._safeSeqs.release(lowestHeld);
+    if (commit) {
+      this._lastCommitAt = now;
+      this._safeSeqs.written();
+    }
+    this._nextId += fresh.length;
+    if (committing.length) {
+      this._committedMaxId = Math.max(this._committedMaxId, committing.at(-1).id);
       this._held.committed(due); // only now: until the commit is done they are nowhere else
     }
-    this._held.hold(frames.map((frame, i) => heldFrame(this._nextId + i, frame)), now);
-    this._nextId += frames.length;
+    if (holding) this._held.hold(fresh, now);
     this._ceilings.committed(stamps, rows);
-    return due.length;
+    return committing.length;
   }
 
   checkpoint() {
@@ -100,16 +144,18 @@ export class DeferredSpool extends Spool {
     return changed >= CHECKPOINT_ROWS || (changed > 0 && this._clock() - at >= CHECKPOINT_IDLE_MS);
   }
 
-  /** A clean close: what is still held goes into the file first (the ingest's stop normally did it, with retries
-   * while there was no room; it also said what was lost). */
+  /** A close: what is still held goes into the file first, past the cap if need be (the ingest's stop normally
+   * did it, with retries while there was no room). Returns how many held frames could not be committed: lost. */
   close() {
     try {
+      if (this._held.size) this.liftCap();
       this.commitHeld();
     } catch (error) {
       if (!(error instanceof SpoolFull)) throw error;
     } finally {
       super.close();
     }
+    return this._held.size;
   }
 
   take(afterId, limit) {

@@ -1,5 +1,6 @@
 // The spool's schema and format version, as the gateway contract writes them (gateway/contract/spool.sql):
-// every gateway creates its spool from that one file, read at run time.
+// every gateway creates its spool from that one file, read at run time, and upgrades an older one
+// (gateway/contract/spool.md, "Creating and opening").
 //
 // better-sqlite3's exec() runs a whole script, statement by statement in order, inside whatever transaction is
 // open (Python's executescript would commit first, which is why spool_schema.py splits the script itself). The
@@ -9,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import Database from 'better-sqlite3';
+
+import { packValues } from './reading-values.js';
 
 export const SPOOL_SQL_PATH = fileURLToPath(new URL('../contract/spool.sql', import.meta.url));
 
@@ -27,3 +30,69 @@ export function formatVersion(script) {
 export const SCHEMA_SQL = readFileSync(SPOOL_SQL_PATH, 'utf8');
 /** PRAGMA user_version of a spool in this format; 1 (or 0) stored the values as JSON text. */
 export const FORMAT_VERSION = formatVersion(SCHEMA_SQL);
+
+export const BUSY_TIMEOUT_MS = 5000;
+export const WAL_KEEP_BYTES = 1 << 20; // what the WAL file is cut back to when it restarts
+
+/** A connection to the spool at path with the pragmas of spool.md (WAL; synchronous: "NORMAL" or "FULL"). */
+export function connect(path, synchronous) {
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    // Nothing here writes to a spool that is already set up, so it opens on a full disk.
+    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous}`);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('wal_autocheckpoint = 0'); // the spool's checkpoint() does it, off the commit path
+    // A WAL is reused, not shrunk, after a checkpoint: without a limit it keeps its largest size on the disk.
+    db.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** The spool file was written by a newer gateway: refuse it rather than misread it. */
+export class SpoolFormatError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'SpoolFormatError';
+  }
+}
+
+/** Makes the spool at db (the writer connection; path: for the error) a spool of this format: refuses a newer one,
+ * converts format 1, creates what is missing (a new spool; format 2 has no source_seqs) and sets the version.
+ * Writes nothing to a spool already in this format, so it opens on a full disk. */
+export function openFormat(db, path) {
+  const version = db.pragma('user_version', { simple: true });
+  if (version > FORMAT_VERSION) {
+    throw new SpoolFormatError(`${path} is spool format ${version}; this gateway reads up to `
+      + `${FORMAT_VERSION}: upgrade the gateway or move the file away`);
+  }
+  upgradeFormat1(db);
+  const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
+  if (!['frames', 'receipt_stamps', 'source_seqs'].every((table) => tables.has(table))) {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec(SCHEMA_SQL); // in the transaction, every statement IF NOT EXISTS: tables, format version
+    db.exec('COMMIT');
+  }
+  if (db.pragma('user_version', { simple: true }) !== FORMAT_VERSION) db.pragma(`user_version = ${FORMAT_VERSION}`);
+}
+
+/** Format 1 held the values as JSON text, [["temp_in",21.5],["light",3]]: converted once, in place. */
+function upgradeFormat1(db) {
+  const columns = db.pragma('table_info(frames)').map((column) => column.name);
+  if (columns.length === 0 || columns.includes('metrics')) return;
+  db.exec('BEGIN IMMEDIATE');
+  db.exec('ALTER TABLE frames RENAME TO frames_format1');
+  db.exec(SCHEMA_SQL);
+  const old = db.prepare('SELECT id, source, ts_ms, received_ms, vals FROM frames_format1').all();
+  const insert = db.prepare('INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) '
+    + 'VALUES (?, ?, ?, ?, ?, ?)');
+  for (const row of old) {
+    const { metrics, vals } = packValues(JSON.parse(row.vals).map(([name, value]) => [name, Number(value)]));
+    insert.run(row.id, row.source, row.ts_ms, row.received_ms, metrics, vals);
+  }
+  db.exec('DROP TABLE frames_format1');
+  db.exec('COMMIT');
+}

@@ -11,13 +11,14 @@
 // spool was emptied. Frames go in by multi-row INSERTs of a few fixed sizes (one statement step per 128 frames).
 //
 // Room: the cap (maxBytes) is where reading pauses (room() says "cap"); SQLite's own max_page_count sits a
-// headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool,
-// given up in two parts: when a commit of new frames finds the disk full, all but DRAIN_RESERVE_BYTES of it goes
-// and the commit is retried, so what was read is kept; the rest goes only to delete acknowledged frames or to open
-// the spool, so a spool on a disk that stays full still drains, even after a restart. Reading stays paused
-// (room() says "disk") until the disk has room for the whole reserve again plus a margin. A low disk also has the
-// WAL checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it
-// restarts).
+// headroom above it, so frames already read still fit. A full disk is met with a reserve file beside the spool
+// (spool-room.js), given up in parts so that what was read is kept and the spool still drains. Reading stays paused
+// (room() says "disk") until the disk has room for the whole reserve again plus a margin (none once the file holds
+// no frame). A low disk also has the WAL checkpointed and cut to nothing, since a WAL keeps its largest size
+// (journal_size_limit trims it only when it restarts), and a drained spool gives its free pages back (VACUUM).
+//
+// source_seqs: each commit with frames stores the newest seq per source among them (safe-seqs.js), so the next
+// run continues each source's seqs (gateway/contract/spool.md, "Seqs across a restart").
 //
 // Durability (fsync): "batch" is synchronous=NORMAL plus an fsync of the WAL after each commit, off the event
 // loop (wal-sync.js: whenDurable()), before the commit's frames count as spooled: synchronous=FULL's promise;
@@ -25,33 +26,24 @@
 // runs every fsync_interval_ms (SQLite syncs the WAL before it copies it). "deferred" (the default) holds frames in
 // memory first: spool-deferred.js, built on this class.
 
-import { closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, statfsSync,
-  truncateSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-import Database from 'better-sqlite3';
-
 import { packValues } from './reading-values.js';
+import { newestSeqs } from './safe-seqs.js';
+import { FrameInserts } from './frame-inserts.js';
+import { BUSY_TIMEOUT_MS, FORMAT_VERSION, SpoolFormatError, WAL_KEEP_BYTES, connect, openFormat } from
+  './spool-schema.js';
+import { DISK_FULL_BYTES, DRAIN_RESERVE_BYTES, ROOM_MARGIN_BYTES, Reserve, deleteInSteps, diskFree, giveBackFreePages,
+  isDiskError, onlySqliteErrors, truncateWal } from './spool-room.js';
 import { WalSync } from './wal-sync.js';
-import { FORMAT_VERSION, SCHEMA_SQL } from './spool-schema.js';
 
-export { FORMAT_VERSION };
-export const RESERVE_BYTES = 1 << 20;
-// The reserve's last part: WAL room for deleting acknowledged frames (in steps), never given to new frames.
-export const DRAIN_RESERVE_BYTES = 256 << 10;
-export const ROOM_MARGIN_BYTES = 1 << 20; // free beyond the reserve before reading resumes: not a flutter
-export const DISK_FULL_BYTES = 1 << 20; // a refused commit with less than this free was refused by the disk
+export { BUSY_TIMEOUT_MS, FORMAT_VERSION, SpoolFormatError, WAL_KEEP_BYTES };
+export { DELETE_STEP_FRAMES, DISK_FULL_BYTES, DRAIN_RESERVE_BYTES, RESERVE_BYTES, ROOM_MARGIN_BYTES } from
+  './spool-room.js';
 // Above the cap, for frames read before reading paused: the inputs' credits, a few 16 KiB reads each.
 export const CAP_HEADROOM = 4 << 20;
-export const BUSY_TIMEOUT_MS = 5000;
-export const WAL_KEEP_BYTES = 1 << 20; // what the WAL file is cut back to when it restarts
-export const DELETE_STEP_FRAMES = 256; // acknowledged frames deleted per transaction on a full disk
 const NO_PAGE_LIMIT = 2 ** 31 - 2; // SQLite's largest max_page_count
-
-// Rows per INSERT statement, largest first. 128 rows are 640 variables (768 with the id), within any SQLite's limit.
-const INSERT_SIZES = [128, 32, 8, 1];
-const insertSql = (size, withId) => `INSERT INTO frames (${withId ? 'id, ' : ''}source, ts_ms, received_ms, metrics, `
-  + `vals) VALUES ${Array(size).fill(withId ? '(?, ?, ?, ?, ?, ?)' : '(?, ?, ?, ?, ?)').join(',')}`;
 
 /** No room: the spool's cap (SQLite max_page_count) or the disk itself. Nothing of the commit was written. */
 export class SpoolFull extends Error {
@@ -62,28 +54,10 @@ export class SpoolFull extends Error {
   }
 }
 
-/** The spool file was written by a newer gateway: refuse it rather than misread it. */
-export class SpoolFormatError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'SpoolFormatError';
-  }
-}
-
-/** A frame to commit: {source, ts_ms, received_ms, metrics, vals}, the columns of its row. */
-export function newFrame(source, tsMs, receivedMs, values) {
-  return { source, ts_ms: tsMs, received_ms: receivedMs, ...packValues(values) };
-}
-
-/** SQLite's or the file system's word for a full disk (or a write it could not do). */
-function isDiskError(error) {
-  const code = typeof error?.code === 'string' ? error.code : '';
-  return code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'ENOSPC';
-}
-
-/** Rethrows anything but an error of SQLite (Python's sqlite3.Error): those are the caller's to swallow. */
-function onlySqliteErrors(error) {
-  if (!(error instanceof Database.SqliteError)) throw error;
+/** A frame to commit: {source, ts_ms, received_ms, metrics, vals, seq}, the columns of its row and its seq (null:
+ * none, e.g. legacy JSON or the room board's CSV), which the spool keeps in source_seqs once the frame is safe. */
+export function newFrame(source, tsMs, receivedMs, values, seq = null) {
+  return { source, ts_ms: tsMs, received_ms: receivedMs, ...packValues(values), seq };
 }
 
 /** Receipt stamps as [source, lastTsMs] pairs, from a Map, a plain object, pairs or nothing. */
@@ -93,58 +67,13 @@ export function stampEntries(stamps) {
   return Array.isArray(stamps) ? stamps : Object.entries(stamps);
 }
 
-function insertParams(frames, start, size, withId) {
-  const params = new Array(size * (withId ? 6 : 5));
-  let p = 0;
-  for (let i = start; i < start + size; i++) {
-    const frame = frames[i];
-    if (withId) params[p++] = frame.id;
-    params[p++] = frame.source;
-    params[p++] = frame.ts_ms;
-    params[p++] = frame.received_ms;
-    params[p++] = frame.metrics;
-    params[p++] = frame.vals;
-  }
-  return params;
-}
-
-function connect(path, synchronous) {
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-  try {
-    // Nothing here writes to a spool that is already set up, so it opens on a full disk.
-    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous}`);
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    db.pragma('wal_autocheckpoint = 0'); // checkpoint() does it, off the commit path
-    // A WAL is reused, not shrunk, after a checkpoint: without a limit it keeps its largest size on the disk.
-    db.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return db;
-}
-
-// Node has no posix_fallocate: writing the zeros and fsyncing them allocates real blocks on ext4, xfs and tmpfs
-// (a sparse file would reserve nothing). A file system that compresses or deduplicates (zfs, btrfs with
-// compression) may store them in next to nothing, as it may glibc's posix_fallocate fallback.
-function writeReserve(path) {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT, 0o600);
-  try {
-    const zeros = Buffer.alloc(RESERVE_BYTES);
-    for (let done = 0; done < RESERVE_BYTES;) done += writeSync(fd, zeros, done, RESERVE_BYTES - done, done);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 export class Spool {
   /** Opens (or creates) the spool at path; fsync "batch" or "interval" ("deferred": DeferredSpool); reading pauses
    * at maxBytes. */
   constructor(path, { fsync = 'batch', maxBytes = 1 << 30 } = {}) {
     this.path = String(path);
     this.reservePath = `${this.path}.reserve`;
+    this._reserve = new Reserve(this.reservePath);
     mkdirSync(dirname(this.path), { recursive: true });
     /** SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash. */
     this.uncleanStop = existsSync(`${this.path}-wal`);
@@ -173,16 +102,7 @@ export class Spool {
   }
 
   _open(synchronous, maxBytes) {
-    this._upgradeFormat();
-    const tables = new Set(this._db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
-    if (!tables.has('frames') || !tables.has('receipt_stamps')) {
-      this._db.exec('BEGIN IMMEDIATE');
-      this._db.exec(SCHEMA_SQL); // gateway/contract/spool.sql, in the transaction: tables, format version
-      this._db.exec('COMMIT');
-    }
-    if (this._db.pragma('user_version', { simple: true }) !== FORMAT_VERSION) {
-      this._db.pragma(`user_version = ${FORMAT_VERSION}`);
-    }
+    openFormat(this._db, this.path);
     this._pageSize = this._db.pragma('page_size', { simple: true });
     this._reader = connect(this.path, synchronous);
     this._prepare();
@@ -200,35 +120,17 @@ export class Spool {
     return this._diskDepth;
   }
 
-  _upgradeFormat() {
-    const version = this._db.pragma('user_version', { simple: true });
-    if (version > FORMAT_VERSION) {
-      throw new SpoolFormatError(`${this.path} is spool format ${version}; this gateway reads up to `
-        + `${FORMAT_VERSION}: upgrade the gateway or move the file away`);
-    }
-    const columns = this._db.pragma('table_info(frames)').map((column) => column.name);
-    if (columns.length === 0 || columns.includes('metrics')) return;
-    // Format 1: values as JSON text, [["temp_in",21.5],["light",3]]; converted once, in place.
-    this._db.exec('BEGIN IMMEDIATE');
-    this._db.exec('ALTER TABLE frames RENAME TO frames_format1');
-    this._db.exec(SCHEMA_SQL);
-    const old = this._db.prepare('SELECT id, source, ts_ms, received_ms, vals FROM frames_format1').all();
-    const insert = this._db.prepare('INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) '
-      + 'VALUES (?, ?, ?, ?, ?, ?)');
-    for (const row of old) {
-      const { metrics, vals } = packValues(JSON.parse(row.vals).map(([name, value]) => [name, Number(value)]));
-      insert.run(row.id, row.source, row.ts_ms, row.received_ms, metrics, vals);
-    }
-    this._db.exec('DROP TABLE frames_format1');
-    this._db.exec('COMMIT');
+  /** Frames in the spool file (as of the last commit): what a crash keeps. */
+  get fileFrames() {
+    return this._diskDepth;
   }
 
   _prepare() {
     const db = this._db;
-    this._inserts = new Map(INSERT_SIZES.map((size) => [size, db.prepare(insertSql(size, false))]));
-    this._insertsWithId = new Map(INSERT_SIZES.map((size) => [size, db.prepare(insertSql(size, true))]));
+    this._inserts = new FrameInserts(db);
     this._deleteRange = db.prepare('DELETE FROM frames WHERE id BETWEEN ? AND ?');
     this._saveStamp = db.prepare('INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)');
+    this._saveSeq = db.prepare('INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)');
     this._pageCount = db.prepare('PRAGMA page_count').pluck();
     this._freelistCount = db.prepare('PRAGMA freelist_count').pluck();
     this._changes = 0; // rows changed through the writer (Python's total_changes): the file changed
@@ -257,27 +159,50 @@ export class Spool {
   /** The newest limit sources' last receipt stamps, a Map source → ms, newest first; older rows are pruned, so
    * junk sources cannot grow the table (a forgotten source restarts above the newest stamp forgotten). */
   lastReceiptStamps(limit = 1000) {
-    const rows = this._db.prepare('SELECT source, last_ts_ms FROM receipt_stamps ORDER BY last_ts_ms DESC '
-      + 'LIMIT ?').raw().all(limit + 1);
+    return new Map(this._newestRows('receipt_stamps', 'source, last_ts_ms', 'last_ts_ms', limit));
+  }
+
+  /** The newest limit sources' last safe seqs as an earlier run stored them: a Map source → [seq, ts_ms], newest
+   * first (by ts_ms); older rows are pruned as lastReceiptStamps() prunes. */
+  lastSourceSeqs(limit = 1000) {
+    return new Map(this._newestRows('source_seqs', 'source, seq, ts_ms', 'ts_ms', limit)
+      .map(([source, seq, tsMs]) => [source, [seq, tsMs]]));
+  }
+
+  /** A per-source table's newest limit rows by column; the older ones deleted (if the disk lets it). */
+  _newestRows(table, columns, column, limit) {
+    const rows = this._db.prepare(`SELECT ${columns} FROM ${table} ORDER BY ${column} DESC LIMIT ?`).raw()
+      .all(limit + 1);
     if (rows.length > limit) {
       try {
-        this._changes += this._db.prepare('DELETE FROM receipt_stamps WHERE last_ts_ms < ?')
-          .run(rows.at(limit - 1)[1]).changes;
+        this._changes += this._db.prepare(`DELETE FROM ${table} WHERE ${column} < ?`).run(rows.at(limit - 1).at(-1))
+          .changes;
       } catch (error) {
         onlySqliteErrors(error); // a full disk: pruned at a later start
       }
     }
-    return new Map(rows.slice(0, limit));
+    return rows.slice(0, limit);
   }
 
   /** One transaction: delete acknowledged frames (inclusive [first, last] id ranges), append new ones (from
-   * newFrame()), record the sources' last receipt stamps (Map or object source → ms). On a full disk a part of
-   * the reserve is given up and the commit tried once more. Throws SpoolFull when there is no room; then no new
-   * frame was written (acknowledged ones may have been deleted, in steps: deleting them again is harmless).
-   * Returns how many frames went into the file. */
+   * newFrame()), record the sources' last receipt stamps (Map or object source → ms) and the newest seq per
+   * source among the new frames. On a full disk a part of the reserve is given up and the commit tried once more.
+   * Throws SpoolFull when there is no room; then no new frame was written (acknowledged ones may have been
+   * deleted, in steps: deleting them again is harmless). Returns how many frames went into the file. */
   commit(frames, acked, receiptStamps = null) {
-    this._commitWithRoom(frames, acked, stampEntries(receiptStamps));
+    this._commitWithRoom(frames, acked, stampEntries(receiptStamps), [...newestSeqs(frames)]);
     return frames.length;
+  }
+
+  /** Whether frames may be held in memory now: never here (DeferredSpool holds while that is safe). */
+  get holding() {
+    return false;
+  }
+
+  /** The sender's link to Cassandra changed (connected; its last write succeeded): nothing to do here. Returns
+   * whether held frames became due at once (DeferredSpool). */
+  setLink(_connected, _writeOk) { // eslint-disable-line no-unused-vars
+    return false;
   }
 
   /** Frames held in memory, not in the file: none here (DeferredSpool holds some). */
@@ -295,81 +220,58 @@ export class Spool {
     return null;
   }
 
-  /** The commit of frames, acked (id ranges) and stamps ([source, ms] pairs), with the full disk's remedies. */
-  _commitWithRoom(frames, acked, stamps) {
+  /** The commit of frames, acked (id ranges), stamps ([source, ms] pairs) and seqs ([source, [seq, ts_ms]]
+   * pairs), with the full disk's remedies. */
+  _commitWithRoom(frames, acked, stamps, seqs = []) {
     try {
-      this._commitOnce(frames, acked, stamps);
+      this._commitOnce(frames, acked, stamps, seqs);
     } catch (error) {
       if (!(error instanceof SpoolFull) || error.capReached) throw error;
       if (this._releaseReserve(frames.length ? DRAIN_RESERVE_BYTES : 0)) {
-        this._commitOnce(frames, acked, stamps);
+        this._commitOnce(frames, acked, stamps, seqs);
         return;
       }
       if (acked.length) {
         this._releaseReserve(0);
-        this._deleteInSteps(acked);
-      }
-      if (frames.length > 0 || stamps.length > 0) throw error;
-    }
-  }
-
-  /** On a disk with no room left, deletes acknowledged frames a few pages at a time, cutting the WAL back after
-   * each step: the one transaction deleting them all may need more WAL than the disk has, and would only grow
-   * while it keeps failing. Stops at the first step that does not fit; deleting again is harmless. */
-  _deleteInSteps(acked) {
-    for (const [first, last] of acked) {
-      for (let start = first; start <= last; start += DELETE_STEP_FRAMES) {
-        let deleted;
-        try {
-          deleted = this._deleteRange.run(start, Math.min(last, start + DELETE_STEP_FRAMES - 1)).changes;
-        } catch (error) {
-          onlySqliteErrors(error);
-          if (this._db.inTransaction) this._db.exec('ROLLBACK');
-          return;
-        }
+        const deleted = deleteInSteps(this._db, this._deleteRange, acked, BUSY_TIMEOUT_MS);
         this._diskDepth -= deleted;
         this._changes += deleted;
-        this._checkpointTruncate();
       }
+      if (frames.length > 0 || stamps.length > 0 || seqs.length > 0) throw error;
     }
   }
 
-  _commitOnce(frames, acked, stamps) {
+  _commitOnce(frames, acked, stamps, seqs = []) {
     let deleted = 0;
     try {
       this._db.exec('BEGIN IMMEDIATE');
       for (const [first, last] of acked) deleted += this._deleteRange.run(first, last).changes;
-      if (frames.length > 0) this._insert(frames);
+      if (frames.length > 0) this._inserts.run(frames);
       for (const [source, lastTsMs] of stamps) this._saveStamp.run(source, lastTsMs);
+      for (const [source, [seq, tsMs]] of seqs) this._saveSeq.run(source, seq, tsMs);
       this._db.exec('COMMIT');
     } catch (error) {
       if (this._db.inTransaction) this._db.exec('ROLLBACK');
       if (isDiskError(error)) {
-        throw new SpoolFull(error.message, this._diskFree() >= DISK_FULL_BYTES, { cause: error });
+        throw new SpoolFull(error.message, diskFree(this.path) >= DISK_FULL_BYTES, { cause: error });
       }
       throw error;
     }
     this._diskDepth += frames.length - deleted;
-    this._changes += deleted + frames.length + stamps.length;
-  }
-
-  /** Frames with an id (held ones) keep it; new ones get theirs from AUTOINCREMENT. */
-  _insert(frames) {
-    const withId = frames[0].id !== undefined;
-    const inserts = withId ? this._insertsWithId : this._inserts;
-    let start = 0;
-    for (const size of INSERT_SIZES) {
-      const insert = inserts.get(size);
-      for (; frames.length - start >= size; start += size) insert.run(insertParams(frames, start, size, withId));
-    }
+    this._changes += deleted + frames.length + stamps.length + seqs.length;
   }
 
   /** null while reading may go on; "cap" when the spool holds maxBytes, "disk" while its disk has no room for
-   * the reserve (and a margin). */
+   * the reserve (and a margin, while the file holds frames). A low disk has the WAL cut, and a drained spool's
+   * free pages given back, at each check until there is room. */
   room() {
     if (this.diskLow) {
       this.diskLow = !this._keepReserve();
-      if (this.diskLow && this._checkpointTruncate()) this.diskLow = !this._keepReserve();
+      if (this.diskLow && truncateWal(this._db, BUSY_TIMEOUT_MS)) this.diskLow = !this._keepReserve();
+      if (this.diskLow && this._diskDepth === 0 && giveBackFreePages(this._db, BUSY_TIMEOUT_MS)) {
+        this._changes += 1; // the file changed: its pages in use are counted again
+        this.diskLow = !this._keepReserve();
+      }
       if (this.diskLow) return 'disk';
     }
     return this._usedPages() >= this._capPages ? 'cap' : null;
@@ -381,52 +283,16 @@ export class Spool {
     this._db.pragma(`max_page_count = ${this._maxPages}`);
   }
 
-  _diskFree() {
-    const stats = statfsSync(dirname(this.path));
-    return stats.bavail * stats.bsize;
-  }
-
-  /** The reserve file is there, or is made now if the disk has room for it and the margin. */
+  /** The reserve file is there, or is made now if the disk has room for it and the margin (waived once the file
+   * holds no frame: on a small disk a drained spool may never leave the margin). */
   _keepReserve() {
-    const stats = statSync(this.reservePath, { throwIfNoEntry: false });
-    if (stats !== undefined && stats.size >= RESERVE_BYTES) return true;
-    if (this._diskFree() < RESERVE_BYTES + ROOM_MARGIN_BYTES) return false;
-    try {
-      writeReserve(this.reservePath);
-    } catch {
-      rmSync(this.reservePath, { force: true });
-      return false;
-    }
-    return true;
+    return this._reserve.keep(this._diskDepth === 0 ? 0 : ROOM_MARGIN_BYTES);
   }
 
-  /** On a low disk, copies the WAL into the database and cuts it to nothing: the WAL of a spool that grew while
-   * Cassandra was away can hold most of the disk. False if readers or the disk did not let it. */
-  _checkpointTruncate() {
-    try {
-      this._db.pragma('busy_timeout = 0'); // a reader busy now: try at the next room check
-      const [{ busy }] = this._db.pragma('wal_checkpoint(TRUNCATE)');
-      return busy === 0;
-    } catch (error) {
-      onlySqliteErrors(error);
-      return false;
-    } finally {
-      this._db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    }
-  }
-
-  /** Gives the reserve's room beyond keep bytes to the spool; false if there was none. */
+  /** Gives the reserve's room beyond keep bytes to the spool; false if there was none. Reading pauses. */
   _releaseReserve(keep) {
     this.diskLow = true;
-    try {
-      if (statSync(this.reservePath).size <= keep) return false;
-      if (keep) truncateSync(this.reservePath, keep);
-      else unlinkSync(this.reservePath);
-    } catch (error) {
-      if (error.code === 'ENOENT') return false;
-      throw error;
-    }
-    return true;
+    return this._reserve.release(keep);
   }
 
   /** The oldest frames with an id above afterId: [{id, source, ts_ms, received_ms, metrics, vals (Buffer)}]. */
@@ -463,7 +329,8 @@ export class Spool {
     return this.walSync === null ? Promise.resolve() : this.walSync.whenDurable();
   }
 
-  /** Call once whenDurable() has resolved (no fsync running). */
+  /** Call once whenDurable() has resolved (no fsync running). Returns the frames lost at the close: none here
+   * (DeferredSpool: held frames it could not commit). */
   close() {
     this.walSync?.close();
     this._reader.close();
@@ -474,5 +341,6 @@ export class Spool {
     } finally {
       this._db.close();
     }
+    return 0;
   }
 }

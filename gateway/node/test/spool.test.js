@@ -1,25 +1,23 @@
 // The SQLite spool on a real file (gateway/python/tests/test_spool.py and test_spool_schema.py, ported): commit,
-// take, acknowledge, reopen, the size cap, the format, a really full disk (a small tmpfs, root only), and spools
-// written by the Python gateway read here and the reverse (when the project's venv is there).
+// take, acknowledge, reopen, the size cap, the format, and spools written by the Python gateway read here and the
+// reverse (when the project's venv is there). A really full disk: spool-full-disk.test.js.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, unlinkSync,
-  writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import Database from 'better-sqlite3';
 
 import { unpackValues } from '../src/reading-values.js';
-import { DRAIN_RESERVE_BYTES, FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from
-  '../src/spool.js';
+import { FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from '../src/spool.js';
 import { SCHEMA_SQL, formatVersion } from '../src/spool-schema.js';
 import { PYTHON, noPython } from '../test-support/python.js';
+import { scratchPaths } from '../test-support/scratch.js';
 
 const NO_PYTHON = noPython('cross-gateway spools not checked');
-const NOT_ROOT = process.getuid() === 0 ? false : 'mounting a tmpfs for the full-disk tests needs root';
 
 const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) => {
   const i = start + k;
@@ -28,49 +26,7 @@ const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) 
 const columns = (f) => [f.source, f.ts_ms, f.received_ms, f.metrics, f.vals.toString('hex')];
 const valuesOf = (f) => unpackValues(f.metrics, f.vals);
 
-let scratch = [];
-afterEach(() => {
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-  scratch = [];
-});
-function tmpPath(name = 's.sqlite') {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-test-'));
-  scratch.push(dir);
-  return join(dir, name);
-}
-
-/** Runs fn(folder) on a real 8 MiB tmpfs (ENOSPC from the kernel, not a size cap), unmounted afterwards. */
-function withSmallTmpfs(fn) {
-  const base = mkdtempSync(join(tmpdir(), 'spool-disk-'));
-  const mount = join(base, 'small-disk');
-  mkdirSync(mount);
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', mount]);
-  try {
-    fn(mount);
-  } finally {
-    spawnSync('umount', ['-l', mount]);
-    rmSync(base, { recursive: true, force: true });
-  }
-}
-
-/** Writes to a file in folder until the disk refuses (ENOSPC); returns it. Called again, it takes what was freed. */
-function fillDisk(folder) {
-  const filler = join(folder, 'filler');
-  const fd = openSync(filler, 'a');
-  try {
-    for (const size of [65536, 512]) {
-      const chunk = Buffer.alloc(size);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (error) {
-        if (size === 65536) assert.equal(error.code, 'ENOSPC');
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return filler;
-}
+const tmpPath = scratchPaths('spool-test-');
 
 function python(script, ...args) {
   const run = spawnSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8' });
@@ -289,122 +245,6 @@ describe('spool schema', () => {
     assert.equal(formatVersion(script), 7);
     assert.throws(() => formatVersion(`${script}CREATE TABLE b (y`), /incomplete input/);
   });
-});
-
-describe('a really full disk', { skip: NOT_ROOT }, () => {
-  it('keeps what was read and still drains', () => withSmallTmpfs((disk) => {
-    const path = join(disk, 'spool.sqlite');
-    const spool = new Spool(path);
-    assert.equal(spool.diskLow, false);
-    const filler = fillDisk(disk);
-    const committed = [];
-    for (let i = 0; i < 10_000 && !spool.diskLow; i++) { // commits go on into the reserve's room
-      const group = frames(20, i * 20);
-      spool.commit(group, []);
-      committed.push(...group);
-    }
-    assert.equal(spool.diskLow, true);
-    assert.equal(spool.room(), 'disk');
-    // the reserve's first part went to the frames; its last part is kept for deleting acknowledged frames
-    assert.equal(statSync(spool.reservePath).size, DRAIN_RESERVE_BYTES);
-    for (let i = 0; i < 3; i++) { // the reads the inputs held when reading paused
-      const group = frames(40, 10 ** 6 + i * 40);
-      spool.commit(group, []);
-      committed.push(...group);
-    }
-    spool.close(); // its checkpoint may fail on the full disk: the WAL keeps the frames
-
-    const reopened = new Spool(path); // a restart on the still-full disk
-    const taken = reopened.take(0, 10 ** 6);
-    assert.deepEqual(taken.map(columns), committed.map(columns));
-    reopened.commit([], [[taken[0].id, taken.at(-1).id]]); // acknowledged frames still leave the spool
-    assert.equal(reopened.depth, 0);
-    assert.equal(reopened.room(), 'disk');
-    unlinkSync(filler);
-    assert.equal(reopened.room(), null);
-    assert.equal(statSync(reopened.reservePath).size, RESERVE_BYTES);
-    reopened.close();
-  }));
-
-  it('leaves nothing half-written when the disk refuses a commit', () => withSmallTmpfs((disk) => {
-    const spool = new Spool(join(disk, 'spool.sqlite'));
-    fillDisk(disk);
-    let stored = 0;
-    assert.throws(() => { // into the reserve's room, then refused once that is used up too
-      for (let i = 0; i < 10_000; i++) {
-        spool.commit(frames(20, i * 20), []);
-        stored += 20;
-      }
-    }, (error) => error instanceof SpoolFull && error.capReached === false);
-    assert.equal(spool.room(), 'disk');
-    assert.equal(spool.depth, stored);
-    assert.equal(spool.take(0, 10 ** 6).length, stored);
-    spool.close();
-  }));
-
-  it('opens on a full disk without giving up the reserve', () => withSmallTmpfs((disk) => {
-    const path = join(disk, 'spool.sqlite');
-    const spool = new Spool(path);
-    spool.commit(frames(10), []);
-    spool.close();
-    assert.equal(existsSync(`${path}.reserve`), true);
-    fillDisk(disk);
-    const reopened = new Spool(path); // the WAL index needed room: the reserve's first part went to it
-    assert.equal(statSync(reopened.reservePath).size, DRAIN_RESERVE_BYTES);
-    assert.equal(reopened.diskLow, true);
-    assert.equal(reopened.depth, 10);
-    reopened.close();
-  }));
-
-  it('still drains after a restart on a disk that stayed full', () => withSmallTmpfs((disk) => {
-    // New frames are refused (they wait in the port), but the reserve's last part, never given to new frames,
-    // lets acknowledged frames leave.
-    const path = join(disk, 'spool.sqlite');
-    let spool = new Spool(path);
-    spool.commit(frames(600), []);
-    fillDisk(disk);
-    assert.throws(() => {
-      for (let start = 600; start < 10 ** 6; start += 5) { // into the reserve's first part, until refused
-        spool.commit(frames(5, start), []);
-        fillDisk(disk); // whatever the spool gives back (its WAL) is taken at once
-      }
-    }, (error) => error instanceof SpoolFull && error.capReached === false);
-    spool.close();
-    fillDisk(disk);
-    spool = new Spool(path);
-    assert.throws(() => spool.commit(frames(161, 10 ** 6), []), SpoolFull);
-    const taken = spool.take(0, 10 ** 6);
-    assert.ok(taken.length === spool.depth && taken.length > 600);
-    assert.throws(() => spool.commit(frames(161, 10 ** 6), [[taken[0].id, taken.at(-1).id]]), SpoolFull);
-    assert.equal(spool.depth, 0);
-    assert.equal(spool.room(), 'disk');
-    spool.close();
-  }));
-
-  it('drains in steps on a disk that stays full', () => withSmallTmpfs((disk) => {
-    // No reserve left and 128 KiB free: deleting every acknowledged frame in one transaction needs megabytes of
-    // WAL, so the commit deletes them a few pages at a time instead.
-    const path = join(disk, 'spool.sqlite');
-    let spool = new Spool(path);
-    for (let i = 0; i < 60; i++) spool.commit(frames(1000, i * 1000), []);
-    assert.ok(spool.usedBytes() > 2 << 20);
-    spool.close();
-    spool = new Spool(path);
-    unlinkSync(spool.reservePath);
-    const filler = fillDisk(disk);
-    truncateSync(filler, statSync(filler).size - (128 << 10));
-    const taken = spool.take(0, 10 ** 6);
-    const everything = [[taken[0].id, taken.at(-1).id]];
-    assert.throws(() => spool._commitOnce([], everything, []), SpoolFull); // the one big transaction does not fit
-    spool.commit([], everything);
-    assert.equal(spool.depth, 0);
-    assert.deepEqual(spool.take(0, 10), []);
-    assert.throws(() => spool.commit(frames(5000, 10 ** 6), []), SpoolFull); // new frames wait; acked ones go
-    spool.close();
-    const reopened = new Spool(path);
-    assert.equal(reopened.depth, 0);
-    reopened.close();
-  }));
 });
 
 describe('spools of the Python gateway', { skip: NO_PYTHON }, () => {

@@ -1,0 +1,51 @@
+// Whether the inputs may read on (the Python gateway's Ingest._has_room and _pause): reading pauses while the spool
+// has no room (its cap, or a full disk), with a metric and a log line, and resumes once the spool says there is
+// room again. With when_full = drop_oldest a spool at its cap drops its oldest frames instead.
+
+import { RateLimitedLog, event } from './logs.js';
+
+export class ReadingPause {
+  constructor(spool, metrics, dropOldest) {
+    this.spool = spool;
+    this.metrics = metrics;
+    this.dropOldest = dropOldest;
+    this.log = new RateLimitedLog();
+    this.paused = null; // "cap" or "disk" while reading is paused
+  }
+
+  /** Whether reading may go on; pauses it (with a metric and a log line) when the spool has no room. */
+  hasRoom() {
+    const room = this.spool.room();
+    if (room === null) {
+      if (this.paused !== null) {
+        event('info', 'spool_room_again', { kind: this.paused, spooled_frames: this.spool.depth,
+          action: 'reading resumed' });
+        this.paused = null;
+        this.metrics.reading_paused.set(0);
+      }
+      return true;
+    }
+    if (room === 'cap' && this.dropOldest && this.spool.depth) {
+      const dropped = this.spool.dropOldest(Math.max(Math.floor(this.spool.depth / 100), 100));
+      this.metrics.spool_dropped.inc(dropped);
+      this.metrics.spool_full.inc({ kind: room });
+      this.log.event('warning', 'spool_full_dropped_oldest', { key: room, kind: room, dropped });
+      return this.spool.room() === null;
+    }
+    this.pause(room);
+    return false;
+  }
+
+  /** Reading pauses: kind "cap" or "disk"; detail: more fields for the log line. */
+  pause(kind, detail = {}) {
+    if (this.paused === kind) return;
+    this.paused = kind;
+    this.metrics.spool_full.inc({ kind });
+    this.metrics.reading_paused.set(1);
+    this.log.event('error', 'spool_full', {
+      key: kind, kind, spooled_frames: this.spool.depth, ...detail,
+      action: kind === 'cap' ? 'reading paused until Cassandra drains the spool'
+        : 'reading paused; free disk space (the spool still drains)',
+    });
+  }
+}

@@ -1,0 +1,80 @@
+// Which per-source seqs the spool may store in source_seqs (gateway/contract/spool.md, "Seqs across a restart"; the
+// Python gateway's safe_seqs.py).
+//
+// A stored seq says "every frame of this source up to here is safe": after a crash the next run counts the seq gap
+// from it as frames possibly lost. So a row may only name a frame once it, and every frame accepted before it, is
+// committed or acknowledged. With "batch" and "interval" every frame is committed as it comes: a commit's rows are
+// its frames' newest seqs. With "deferred" a frame held in memory is not safe yet: SafeSeqs keeps each group's
+// newest seqs until no held frame has an id at or below the group's highest. Pure bookkeeping: the spool says
+// which ids are still held and writes the rows.
+
+// Deferred: with writable rows, at most this long without a commit (a healthy link writes a row every ~5 s).
+export const ROWS_MAX_WAIT_MS = 5000;
+
+/** The newest (by arrival) seq and ts_ms per source among frames (rows with a `seq`; null or absent: no seq, e.g.
+ * legacy JSON or the room board's CSV, which changes nothing): a Map source → [seq, ts_ms]. */
+export function newestSeqs(frames) {
+  const seqs = new Map();
+  for (const frame of frames) {
+    if (frame.seq != null) seqs.set(frame.source, [frame.seq, frame.ts_ms]);
+  }
+  return seqs;
+}
+
+export class SafeSeqs {
+  constructor() {
+    this.groups = []; // [highest id, Map source → [seq, ts_ms]], in id order, from index head on
+    this.head = 0;
+    this.writable = new Map();
+  }
+
+  /** A group of frames with ids up to highestId was handed to the spool; seqs: its newest per source. */
+  accepted(highestId, seqs) {
+    if (seqs.size) this.groups.push([highestId, seqs]);
+  }
+
+  /** Groups whose every id is below the lowest id still held (null: nothing held) are safe now. */
+  release(lowestHeldId) {
+    const { groups } = this;
+    while (this.head < groups.length && (lowestHeldId === null || groups[this.head][0] < lowestHeldId)) {
+      for (const [source, row] of groups[this.head][1]) this.writable.set(source, row);
+      groups[this.head] = undefined;
+      this.head += 1;
+    }
+    if (this.head === groups.length) {
+      this.groups = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > groups.length) {
+      this.groups = groups.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** The rows to write with a commit after which the lowest id held is lowestHeldId (null: none), with group (or
+   * null: [highest id, seqs]) accepted in it: [source, [seq, ts_ms]] pairs. Changes nothing (accepted() and
+   * release() do, once the commit is done). */
+  rowsIf(lowestHeldId, group) {
+    const safe = (highestId) => lowestHeldId === null || highestId < lowestHeldId;
+    let rows = this.writable;
+    for (let i = this.head; i < this.groups.length && safe(this.groups[i][0]); i++) {
+      if (rows === this.writable) rows = new Map(rows);
+      for (const [source, row] of this.groups[i][1]) rows.set(source, row);
+    }
+    if (group !== null && group[1].size && safe(group[0])) {
+      rows = new Map(rows);
+      for (const [source, row] of group[1]) rows.set(source, row);
+    }
+    return [...rows];
+  }
+
+  /** Milliseconds until writable rows need a commit of their own (0 or less: now), given the last commit's time;
+   * null while none wait. */
+  dueInMs(lastCommitAt, now) {
+    return this.writable.size ? lastCommitAt + ROWS_MAX_WAIT_MS - now : null;
+  }
+
+  /** The commit holding rows() is done. */
+  written() {
+    this.writable = new Map();
+  }
+}
