@@ -44,7 +44,9 @@ export const UNCLEAN_STOP_ACTIONS = Object.freeze({
 export function failpointFrames(env = process.env) {
   const [name, count] = (env.TELEMETRY_GATEWAY_FAILPOINT ?? '').split(':');
   if (name !== 'ingest_after_frames') return null;
-  if (!/^[0-9]+$/.test(count ?? '')) throw new Error(`TELEMETRY_GATEWAY_FAILPOINT: ingest_after_frames:N wants a count`);
+  if (!/^[0-9]+$/.test(count ?? '')) {
+    throw new Error('TELEMETRY_GATEWAY_FAILPOINT: ingest_after_frames:N wants a count');
+  }
   return Number(count);
 }
 
@@ -107,7 +109,8 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   const ingest = new Ingest(config, spool, metrics, () => sender?.nudge(), { failAfterFrames,
     onDied: (error) => stageDied('ingest', error) });
   sender = new Sender({
-    spool, clientFactory: () => buildClient(config.cassandra, { keyspace: config.cassandra.keyspace }), keyspace: config.cassandra.keyspace,
+    spool, clientFactory: () => buildClient(config.cassandra, { keyspace: config.cassandra.keyspace }),
+    keyspace: config.cassandra.keyspace,
     batchRows: config.cassandra.batch_rows, maxInFlight: config.cassandra.max_in_flight,
     retryMaxS: config.cassandra.retry_max_s, metrics, onAcked: (range) => ingest.acknowledge(range),
     onLink: (connected, writeOk) => ingest.link(connected, writeOk),

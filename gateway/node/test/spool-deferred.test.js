@@ -203,7 +203,8 @@ describe('fsync "deferred": the spool', () => {
     // As a spool at its limit: SQLite refuses every new page.
     spool._db.pragma(`max_page_count = ${spool._db.pragma('page_count', { simple: true })}`);
     clock.now = 200; // the held frames are due
-    assert.throws(() => spool.commit(frames(5, 10 ** 6), []), (error) => error instanceof SpoolFull && error.capReached);
+    assert.throws(() => spool.commit(frames(5, 10 ** 6), []),
+      (error) => error instanceof SpoolFull && error.capReached);
     assert.deepEqual([spool.heldFrames, spool.depth, fileIds(spool)], [500, 500, []]);
     spool.liftCap();
     assert.equal(spool.commit([], []), 500);

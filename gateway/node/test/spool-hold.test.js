@@ -16,7 +16,8 @@ import { scratchPaths } from '../test-support/scratch.js';
 
 const tmpPath = scratchPaths('spool-hold-test-');
 
-const frames = (n, start = 0) => Array.from({ length: n }, (_, k) => newFrame('G', 1_000 + start + k, 2_000, [['n', k]]));
+const frames = (n, start = 0) => Array.from({ length: n },
+  (_, k) => newFrame('G', 1_000 + start + k, 2_000, [['n', k]]));
 const fileIds = (spool) => spool._db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
 const tick = () => new Promise((resolve) => { setImmediate(resolve); });
 async function gauge(metric) {
