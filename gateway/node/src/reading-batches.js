@@ -13,6 +13,7 @@
 //   the driver takes in local time;
 // - USING TIMESTAMP (CQL bigint): a Long (latest-rows.js), exact past 2^53 µs.
 
+import { markInstant } from './day-marks.js';
 import { EncodedRows, encodedBatchItem } from './encoded-batch.js';
 import { metricNames } from './reading-values.js';
 import { utcDayNumber } from './timestamps.js';
@@ -26,8 +27,6 @@ export const CQL = Object.freeze({
   // For incremental analytics (schema/002): which partitions were written, by hour of writing.
   dayChange: 'INSERT INTO day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)',
 });
-
-const HOUR_MS = 3_600_000;
 
 // A frame layout's metric names as their UTF-8 bytes: a few layouts, each encoded once (bounded like the
 // metric-layout cache).
@@ -71,13 +70,16 @@ export function sourceDayRequest(source, day) {
 }
 
 /**
- * The `day_changes` rows of the (source, day) pairs written, as one UNLOGGED batch: one partition, the UTC hour
- * bucket of now (a Date). Params: [bucket, day, source, written_at].
+ * The `day_changes` rows marking the (source, day) pairs (gateway/contract/day-marks.md), as one UNLOGGED batch:
+ * one partition, the UTC hour bucket of now (a Date: when this attempt is sent), written_at now. Params: [bucket,
+ * day, source, written_at].
  */
 export function dayChangesBatch(days, now = new Date()) {
-  const bucket = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+  const [bucketMs, writtenAtMs] = markInstant(now.getTime());
+  const bucket = new Date(bucketMs);
+  const writtenAt = new Date(writtenAtMs);
   return {
-    queries: days.map(([source, day]) => ({ query: CQL.dayChange, params: [bucket, day, source, now] })),
+    queries: days.map(([source, day]) => ({ query: CQL.dayChange, params: [bucket, day, source, writtenAt] })),
     logged: false,
   };
 }

@@ -8,12 +8,13 @@ const BATCH_OPTIONS = Object.freeze({ prepare: true, logged: false, isIdempotent
 const SINGLE_OPTIONS = Object.freeze({ prepare: true, isIdempotent: true });
 
 export class Request {
-  constructor(due, statement, owner, attempts = 0) {
+  constructor(due, statement, owner, attempts = 0, day = null) {
     this.due = due; // when a failed request may be sent again (RetrySchedule), performance.now() ms
     this.statement = statement;
     this.owner = owner; // what its success counts towards (WriteLedger); null for nobody
     this.attempts = attempts;
     this.sentAt = 0;
+    this.day = day; // [source, day] of a readings write: it needs its day's mark (day-marks.js); else null
   }
 }
 
@@ -24,12 +25,20 @@ export function sendStatement(client, statement) {
 }
 
 export class RequestPump {
-  constructor(maxInFlight, onAnswer) {
+  /**
+   * @param {number} maxInFlight
+   * @param {() => void} onAnswer called when an answer arrives
+   * @param {((request: Request) => boolean) | null} beforeSend called with each request right before it is sent
+   *   (each attempt): false keeps it back (the caller has taken it over, e.g. until the mark of its day is
+   *   written); it may also set the request's statement
+   */
+  constructor(maxInFlight, onAnswer, beforeSend = null) {
     this.maxInFlight = maxInFlight;
     this.inFlight = 0; // sent, not yet answered
     this.ready = [];
     this.answered = [];
     this.onAnswer = onAnswer;
+    this.beforeSend = beforeSend;
   }
 
   /** Requests ready but not yet sent. */
@@ -45,8 +54,10 @@ export class RequestPump {
   }
 
   send(client) {
+    const { beforeSend } = this;
     while (this.ready.length && this.inFlight < this.maxInFlight) {
       const request = this.ready.shift();
+      if (beforeSend !== null && !beforeSend(request)) continue;
       this.inFlight += 1;
       request.sentAt = performance.now();
       let sent;

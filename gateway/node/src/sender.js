@@ -3,20 +3,24 @@
 //
 // Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
 // `latest` and `source_days` writes they imply, and sent asynchronously (RequestPump) with a bound on requests in
-// flight. Taking stops while a chunk's worth of requests is ready or waiting for a retry (RetrySchedule), so an
-// unreachable cluster stops the taking, not the reading, and memory stays bounded. When all of a chunk's requests
-// succeeded, its readings count as written; its `day_changes` rows are written after that, coalesced with other
-// chunks' every FLUSH_MS, and then the chunks are acknowledged to the spool (WriteLedger). `latest` rows are
+// flight. Taking stops while a chunk's worth of requests is ready, waiting for a mark or waiting for a retry
+// (RetrySchedule), so an unreachable cluster stops the taking, not the reading, and memory stays bounded.
+//
+// Day marks first (gateway/contract/day-marks.md): a readings request for (source, day) is sent, each attempt, only
+// while that day has a fresh mark (DayMarks); a chunk's days without one get a `day_changes` write first (one
+// UNLOGGED batch, stamped when each attempt is sent), and their readings requests wait for it (MarkWrite). When all
+// of a chunk's requests succeeded, its frames are acknowledged to the spool (WriteLedger). `latest` rows are
 // coalesced (LatestRows) and written every LATEST_FLUSH_MS and at shutdown.
 
 import { backoffS } from './backoff.js';
+import { DayMarks, dayKey } from './day-marks.js';
 import { RateLimitedLog, event } from './logs.js';
 import { LatestRows, latestBatches } from './latest-rows.js';
 import { dayChangesBatch, readingsBatch, sourceDayRequest } from './reading-batches.js';
 import { Request, RequestPump } from './request-pump.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { errorKind } from './write-error-kinds.js';
-import { Chunk, WriteLedger } from './write-ledger.js';
+import { Chunk, MarkWrite, WriteLedger } from './write-ledger.js';
 import { planWrites } from './write-plan.js';
 
 // What an operator does about a failed connect, by error kind (the same words in every gateway).
@@ -26,11 +30,9 @@ const CONNECT_ACTIONS = {
   other: 'retrying; frames are kept in the spool',
 };
 
-// `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
-// write of each per chunk would double the requests.
-const FLUSH_MS = 500;
-// `latest` is a view, not a record: a write per source every 2 s, not every 0.5 s, saves a Pi's gateway a third of
-// its requests at 6 sources x 1 frame/s (deploy/pi/footprint).
+// `latest` is a view, not a record: written coalesced, a write per source every 2 s (at low rates a chunk holds a
+// frame or two, and a write of it per chunk would double the requests; 2 s rather than 0.5 s saves a Pi's gateway
+// a third of its requests at 6 sources x 1 frame/s, deploy/pi/footprint).
 const LATEST_FLUSH_MS = 2000;
 // The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
 // retries) when due. A Pi's gateway is idle most of the time, and every wake-up costs CPU.
@@ -56,11 +58,13 @@ export class Sender {
     this.connectAttempts = 0;
     this.wakeUp = null;
     this.stopping = false;
-    this.pump = new RequestPump(maxInFlight, () => this.wake());
+    this.pump = new RequestPump(maxInFlight, () => this.wake(), (request) => this.beforeSend(request));
     this.retries = new RetrySchedule(retryMaxS);
     this.ledger = new WriteLedger();
+    this.marks = new DayMarks();
+    this.parked = 0; // readings requests waiting for a mark of their day
     this.latest = new LatestRows();
-    this.latestFlushed = this.changesFlushed = performance.now();
+    this.latestFlushed = performance.now();
     this.cursor = 0; // highest spool id taken; everything above it is new
     // Whether the spool may hold frames above the cursor: set by the ingest's nudge and by a full take.
     this.more = true;
@@ -160,7 +164,6 @@ export class Sender {
     this.settle();
     const now = performance.now();
     this.pump.add(this.retries.due(now), true);
-    if (this.ledger.written.length && (!takeNew || now - this.changesFlushed >= FLUSH_MS)) this.flushDayChanges();
     if (takeNew) {
       this.take();
       if (this.latest.size && now - this.latestFlushed >= LATEST_FLUSH_MS) this.flushLatest();
@@ -171,14 +174,13 @@ export class Sender {
   /** How long the loop may sleep before a timer is due. */
   waitMs(now) {
     let wait = this.more ? BUSY_WAIT_MS : IDLE_MS;
-    if (this.ledger.written.length) wait = Math.min(wait, this.changesFlushed + FLUSH_MS - now);
     if (this.latest.size) wait = Math.min(wait, this.latestFlushed + LATEST_FLUSH_MS - now);
     return Math.max(0, Math.min(wait, this.retries.nextDueMs(now)));
   }
 
   take() {
     // Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
-    while (this.more && this.pump.waiting + this.retries.size < this.pump.maxInFlight) {
+    while (this.more && this.pump.waiting + this.parked + this.retries.size < this.pump.maxInFlight) {
       this.more = false; // before the query: a nudge from here on sets it again
       const frames = this.spool.take(this.cursor, this.chunkFrames);
       if (frames.length === 0) break;
@@ -189,13 +191,14 @@ export class Sender {
       const receipts = new Map(); // the frames of a read share their receipt time: a few entries per chunk
       for (const frame of frames) receipts.set(frame.received_ms, (receipts.get(frame.received_ms) ?? 0) + 1);
       const chunk = new Chunk(frames[0].id, frames[frames.length - 1].id, receipts, rows, plan.days);
-      const statements = plan.batches.map((batch) => readingsBatch(batch));
+      const requests = plan.batches.map((batch) => new Request(0, readingsBatch(batch), chunk, 0,
+        [batch.source, batch.day]));
       this.latest.merge(plan.latest);
       for (const [source, day] of plan.days) {
-        if (!this.ledger.isKnownDay(source, day)) statements.push(sourceDayRequest(source, day));
+        if (!this.ledger.isKnownDay(source, day)) requests.push(new Request(0, sourceDayRequest(source, day), chunk));
       }
-      this.ledger.expect(statements.length, chunk);
-      this.pump.add(statements.map((statement) => new Request(0, statement, chunk)));
+      this.ledger.expect(requests.length, chunk);
+      this.pump.add(this.holdForMarks(requests, plan.days, performance.now()));
     }
   }
 
@@ -207,15 +210,54 @@ export class Sender {
     this.pump.send(this.client);
   }
 
-  flushDayChanges() {
-    const changes = this.ledger.takeWritten();
-    this.changesFlushed = performance.now();
-    const days = new Map();
-    for (const chunk of changes.chunks) {
-      for (const [source, day] of chunk.days) days.set(`${source}\u0000${day}`, [source, day]);
+  // --- day marks (gateway/contract/day-marks.md) ------------------------------------------------------------
+
+  /**
+   * The requests that may be sent now. The readings requests of days without a fresh mark wait for one (a mark
+   * write for those with none in flight is started here, ahead of everything else).
+   */
+  holdForMarks(requests, days, nowMs) {
+    const [unmarked, toMark] = this.marks.needs(days, nowMs);
+    if (unmarked.size === 0) return requests;
+    if (toMark.length) {
+      const mark = new MarkWrite(toMark);
+      this.marks.begin(toMark, mark);
+      this.ledger.expect(1);
+      this.pump.add([new Request(0, null, mark)], true); // its statement is made per attempt
     }
-    this.ledger.expect(1);
-    this.pump.add([new Request(0, dayChangesBatch([...days.values()], new Date()), changes)], true);
+    const ready = [];
+    for (const request of requests) {
+      if (request.day !== null && unmarked.has(dayKey(...request.day))) {
+        this.marks.pending(...request.day).waiting.push(request);
+        this.parked += 1;
+      } else {
+        ready.push(request);
+      }
+    }
+    return ready;
+  }
+
+  /**
+   * The pump's last word before each attempt: a mark is stamped now; a readings request goes only while its day's
+   * mark is fresh (it may have gone stale while the request waited for a retry), else it waits for a new one.
+   */
+  beforeSend(request) {
+    const { owner } = request;
+    if (owner instanceof MarkWrite) {
+      owner.sentAt = performance.now();
+      request.statement = dayChangesBatch(owner.days, new Date());
+      return true;
+    }
+    if (request.day === null || this.marks.isFresh(...request.day, performance.now())) return true;
+    return this.holdForMarks([request], [request.day], performance.now()).length > 0;
+  }
+
+  /** Cassandra acknowledged mark: its days are fresh, and the readings waiting for it go first. */
+  marked(mark) {
+    this.marks.acknowledged(mark, mark.days, mark.sentAt, performance.now());
+    this.parked -= mark.waiting.length;
+    this.pump.add(mark.waiting, true);
+    mark.waiting = [];
   }
 
   settle() {
@@ -225,9 +267,13 @@ export class Sender {
         this.metrics.write_latency.observe((now - request.sentAt) / 1000);
         this.metrics.cassandra_up.set(1);
         this.link(true, true);
-        const [readingsWritten, acknowledged] = this.ledger.succeeded(request.owner);
-        if (readingsWritten !== null) this.countWritten(readingsWritten);
-        for (const chunk of acknowledged) this.onAcked([chunk.firstId, chunk.lastId]);
+        const written = this.ledger.succeeded(request.owner);
+        if (written !== null) {
+          this.countWritten(written);
+          this.onAcked([written.firstId, written.lastId]);
+        } else if (request.owner instanceof MarkWrite) {
+          this.marked(request.owner);
+        }
       } else {
         const kind = errorKind(error);
         this.link(this.linkState[0], false);

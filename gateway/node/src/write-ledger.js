@@ -1,6 +1,8 @@
 // What may leave the spool: each taken chunk of frames is followed until Cassandra has all of it (the Python
 // gateway's write_ledger.py).
 
+import { dayKey } from './day-marks.js';
+
 /** (source, day) pairs whose source_days row is known written; cleared past it. */
 export const KNOWN_DAYS_MAX = 10_000;
 
@@ -24,33 +26,32 @@ export class Chunk {
   }
 }
 
-/** The day_changes write of the chunks whose readings were written since the previous one. */
-export class DayChanges {
-  constructor(chunks) {
-    this.chunks = chunks;
+/**
+ * A day_changes write marking days (gateway/contract/day-marks.md), and the readings requests waiting for it. Each
+ * attempt is stamped when it is sent (sentAt: the gateway's monotonic clock, performance.now()).
+ */
+export class MarkWrite {
+  constructor(days) {
+    this.days = days;
+    this.waiting = [];
+    this.sentAt = 0;
   }
 }
 
-/** One key per (source, day): the day's `YYYY-MM-DD` (a LocalDate's String()) has no '|'. */
-function dayKey(source, day) {
-  return `${day}|${source}`;
-}
-
 /**
- * Counts the requests taken and not yet succeeded (outstanding: ready, in flight or awaiting retry), moves a chunk
- * to `written` when its readings and source_days requests all succeeded, and gives back the chunks whose
- * day_changes request then succeeded: only those may be acknowledged to the spool (an analytics job that sees a
- * day change must find its readings).
+ * Counts the requests taken and not yet succeeded (outstanding: ready, waiting for a mark, in flight or awaiting
+ * retry) and gives back each chunk once its readings and source_days requests all succeeded: its frames may then
+ * leave the spool (their days were marked before the readings were sent, so an analytics job that sees a day change
+ * finds them).
  */
 export class WriteLedger {
   constructor() {
     this.outstanding = 0;
-    this.written = []; // readings written, day_changes not yet
     this.knownDays = new Set(); // dayKey()s of the pairs whose source_days row is written
   }
 
   get idle() {
-    return this.outstanding === 0 && this.written.length === 0;
+    return this.outstanding === 0;
   }
 
   /** Whether the source_days row of (source, day) is known written (its request may be skipped). */
@@ -58,40 +59,25 @@ export class WriteLedger {
     return this.knownDays.has(dayKey(source, day));
   }
 
-  /** requests more were taken, owned by chunk (or by a DayChanges / nobody when chunk is null). */
+  /** requests more were taken, owned by chunk (or by a MarkWrite / nobody when chunk is null). */
   expect(requests, chunk = null) {
     this.outstanding += requests;
     if (chunk !== null) chunk.remaining = requests;
   }
 
-  /**
-   * One request succeeded. Returns [chunk, acknowledged]: the chunk whose readings are now all written (or null)
-   * and the chunks now fully written (a DayChanges' chunks), whose frames may leave the spool.
-   */
+  /** One request succeeded. Returns the chunk now fully written (its frames may leave the spool), or null. */
   succeeded(owner) {
     this.outstanding -= 1;
     if (owner instanceof Chunk) {
       owner.remaining -= 1;
       if (owner.remaining === 0) {
-        this.written.push(owner);
-        return [owner, []];
+        if (this.knownDays.size > KNOWN_DAYS_MAX) {
+          this.knownDays.clear(); // junk sources must not grow it; forgetting only repeats idempotent writes
+        }
+        for (const [source, day] of owner.days) this.knownDays.add(dayKey(source, day));
+        return owner;
       }
-    } else if (owner instanceof DayChanges) {
-      if (this.knownDays.size > KNOWN_DAYS_MAX) {
-        this.knownDays.clear(); // junk sources must not grow it; forgetting only repeats idempotent writes
-      }
-      for (const chunk of owner.chunks) {
-        for (const [source, day] of chunk.days) this.knownDays.add(dayKey(source, day));
-      }
-      return [null, owner.chunks];
     }
-    return [null, []];
-  }
-
-  /** The chunks waiting for their day_changes write, handed to it. */
-  takeWritten() {
-    const chunks = this.written;
-    this.written = [];
-    return new DayChanges(chunks);
+    return null;
   }
 }

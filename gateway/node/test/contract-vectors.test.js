@@ -312,8 +312,8 @@ describe('day_marks.jsonl', () => {
         }
         const want = Object.fromEntries(Object.entries(step.expect).map(([key, value]) =>
           [key, Array.isArray(value) ? pairs(value) : value]));
-        const text = (value) => JSON.stringify(value, (_, v) => (v instanceof LocalDate ? String(v) : v));
-        assert.equal(text(got), text(want), `step ${number}: ${JSON.stringify(step)}`);
+        const plain = (value) => JSON.parse(JSON.stringify(value, (_, v) => (v instanceof LocalDate ? String(v) : v)));
+        assert.deepStrictEqual(plain(got), plain(want), `step ${number}: ${JSON.stringify(step)}`);
       });
     });
   }
