@@ -6,7 +6,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from cassandra.cluster import Session
 from cassandra.query import Statement
@@ -19,6 +19,7 @@ class Request:
     owner: object = field(compare=False)  # what its success counts towards (WriteLedger); None for nobody
     attempts: int = field(default=0, compare=False)
     sent_at: float = field(default=0.0, compare=False)
+    day: tuple | None = field(default=None, compare=False)  # (source, day) of a readings write: needs its mark
 
 
 class RequestPump:
@@ -26,12 +27,16 @@ class RequestPump:
     callbacks run on its event-loop thread and only hand the answer over (answers()), so all bookkeeping stays on
     the sender's thread."""
 
-    def __init__(self, max_in_flight: int, wake: threading.Event) -> None:
+    def __init__(self, max_in_flight: int, wake: threading.Event,
+                 before_send: Callable[[Request], bool] | None = None) -> None:
         self.max_in_flight = max_in_flight
         self.in_flight = 0  # sent, not yet answered
         self._ready: deque[Request] = deque()
         self._answers: deque[tuple[Request, BaseException | None]] = deque()
         self._wake = wake
+        # Called with each request right before it is sent (each attempt): False keeps it back (its caller has
+        # taken it over, e.g. until the mark of its day is written); it may also set the request's statement.
+        self._before_send = before_send
 
     @property
     def waiting(self) -> int:
@@ -46,8 +51,11 @@ class RequestPump:
             self._ready.extend(requests)
 
     def send(self, session: Session) -> None:
+        before_send = self._before_send
         while self._ready and self.in_flight < self.max_in_flight:
             request = self._ready.popleft()
+            if before_send is not None and not before_send(request):
+                continue
             self.in_flight += 1
             request.sent_at = time.monotonic()
             try:

@@ -2,10 +2,13 @@
 
 Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
 `latest` and `source_days` writes they imply, and sent asynchronously (RequestPump) with a bound on requests in
-flight. Taking stops while a chunk's worth of requests is ready or waiting for a retry (RetrySchedule), so an
-unreachable cluster stops the taking, not the reading, and memory stays bounded. When all of a chunk's requests
-succeeded, its readings count as written; its `day_changes` rows are written after that, coalesced with other
-chunks' every FLUSH_S, and then the chunks are acknowledged to the spool (WriteLedger). `latest` rows are
+flight. Taking stops while a chunk's worth of requests is ready, waiting for a mark or waiting for a retry
+(RetrySchedule), so an unreachable cluster stops the taking, not the reading, and memory stays bounded.
+
+Day marks first (gateway/contract/day-marks.md): a readings request for (source, day) is sent, each attempt, only
+while that day has a fresh mark (DayMarks); a chunk's days without one get a `day_changes` write first (one
+UNLOGGED batch, stamped when each attempt is sent), and their readings requests wait for it (MarkWrite). When all
+of a chunk's requests succeeded, its frames are acknowledged to the spool (WriteLedger). `latest` rows are
 coalesced (LatestRows) and written every LATEST_FLUSH_S and at shutdown.
 """
 
@@ -15,7 +18,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from datetime import date, datetime, timezone
+from datetime import date
 from operator import attrgetter
 from typing import Callable
 
@@ -24,6 +27,7 @@ from cassandra.query import BatchStatement, BatchType, Statement
 
 from .backoff import backoff_s
 from .cassandra_session import Statements, prepare
+from .day_marks import DayMarks, mark_instant
 from .latest_rows import LatestRows, latest_batches
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
@@ -32,7 +36,7 @@ from .request_pump import Request, RequestPump
 from .retry_schedule import RetrySchedule
 from .spool import Spool
 from .write_error_kinds import error_kind
-from .write_ledger import Chunk, DayChanges, WriteLedger
+from .write_ledger import Chunk, MarkWrite, WriteLedger
 from .write_plan import plan_writes
 
 # What an operator does about a failed connect, by error kind (the same words in every gateway).
@@ -42,11 +46,9 @@ CONNECT_ACTIONS = {
     "other": "retrying; frames are kept in the spool",
 }
 
-# `latest` and `day_changes` are written at most this often: at low rates a chunk holds a frame or two, and a
-# write of each per chunk would double the requests.
-FLUSH_S = 0.5
-# `latest` is a view, not a record: a write per source every 2 s, not every 0.5 s, saves a Pi's gateway a third of
-# its requests at 6 sources x 1 frame/s (deploy/pi/footprint).
+# `latest` is a view, not a record: written coalesced, a write per source every 2 s (at low rates a chunk holds a
+# frame or two, and a write of it per chunk would double the requests; 2 s rather than 0.5 s saves a Pi's gateway
+# a third of its requests at 6 sources x 1 frame/s, deploy/pi/footprint).
 LATEST_FLUSH_S = 2.0
 # The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
 # retries) when due. A Pi's gateway is idle most of the time, and every wake-up of a Python thread costs CPU.
@@ -76,11 +78,13 @@ class Sender:
         self._connect_attempts = 0
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._pump = RequestPump(max_in_flight, self._wake)
+        self._pump = RequestPump(max_in_flight, self._wake, self._before_send)
         self._retries = RetrySchedule(retry_max_s)
         self._ledger = WriteLedger()
+        self._marks = DayMarks()
+        self._parked = 0  # readings requests waiting for a mark of their day
         self._latest = LatestRows()
-        self._latest_flushed = self._changes_flushed = time.monotonic()
+        self._latest_flushed = time.monotonic()
         self._cursor = 0  # highest spool id taken; everything above it is new
         # Whether the spool may hold frames above the cursor: set by the ingest's nudge and by a full take, so
         # the many wake-ups for answers do not each query the spool.
@@ -159,8 +163,6 @@ class Sender:
         self._settle()
         now = time.monotonic()
         self._pump.add(self._retries.due(now), first=True)
-        if self._ledger.written and (not take_new or now - self._changes_flushed >= FLUSH_S):
-            self._flush_day_changes()
         if take_new:
             self._take()
             if self._latest and now - self._latest_flushed >= LATEST_FLUSH_S:
@@ -170,15 +172,13 @@ class Sender:
     def _wait_s(self, now: float) -> float:
         """How long the loop may sleep before a timer is due."""
         wait = BUSY_WAIT_S if self._more else IDLE_S
-        if self._ledger.written:
-            wait = min(wait, self._changes_flushed + FLUSH_S - now)
         if self._latest:
             wait = min(wait, self._latest_flushed + LATEST_FLUSH_S - now)
         return max(0.0, min(wait, self._retries.next_due_s(now)))
 
     def _take(self) -> None:
         # Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
-        while self._more and self._pump.waiting + len(self._retries) < self._pump.max_in_flight:
+        while self._more and self._pump.waiting + self._parked + len(self._retries) < self._pump.max_in_flight:
             self._more = False  # before the query: a nudge from here on sets it again
             frames = self._spool.take(self._cursor, limit=self._chunk_frames)
             if not frames:
@@ -188,12 +188,13 @@ class Sender:
             self._cursor = frames[-1].id
             plan = plan_writes(frames, self._batch_rows)
             chunk = Chunk(frames[0].id, frames[-1].id, frames, sum(b.rows for b in plan.batches), plan.days)
-            statements = [self._reading_batches.batch(b.source, b.day, b.frames) for b in plan.batches]
+            requests = [Request(0.0, self._reading_batches.batch(b.source, b.day, b.frames), chunk,
+                                day=(b.source, b.day)) for b in plan.batches]
             self._latest.merge(plan.latest)
-            statements += [self._statements.source_day.bind((day, source))
-                           for source, day in plan.days if (source, day) not in self._ledger.known_days]
-            self._ledger.expect(len(statements), chunk)
-            self._pump.add(Request(0.0, statement, chunk) for statement in statements)
+            requests += [Request(0.0, self._statements.source_day.bind((day, source)), chunk)
+                         for source, day in plan.days if (source, day) not in self._ledger.known_days]
+            self._ledger.expect(len(requests), chunk)
+            self._pump.add(self._hold_for_marks(requests, plan.days, time.monotonic()))
 
     def _flush_latest(self) -> None:
         self._latest_flushed = time.monotonic()
@@ -202,21 +203,55 @@ class Sender:
         self._pump.add(Request(0.0, batch, None) for batch in batches)
         self._pump.send(self._session)
 
-    def _flush_day_changes(self) -> None:
-        changes = self._ledger.take_written()
-        self._changes_flushed = time.monotonic()
-        days = list(dict.fromkeys(day for chunk in changes.chunks for day in chunk.days))
-        self._ledger.expect(1)
-        self._pump.add([Request(0.0, self._day_changes(days), changes)], first=True)
+    # --- day marks (gateway/contract/day-marks.md) -------------------------------------------------------------
+    def _hold_for_marks(self, requests: list[Request], days: list[tuple[str, date]], now: float) -> list[Request]:
+        """The requests that may be sent now. The readings requests of days without a fresh mark wait for one
+        (a mark write for those with none in flight is started here, ahead of everything else)."""
+        unmarked, to_mark = self._marks.needs(days, now)
+        if not unmarked:
+            return requests
+        if to_mark:
+            mark = MarkWrite(to_mark)
+            self._marks.begin(to_mark, mark)
+            self._ledger.expect(1)
+            self._pump.add([Request(0.0, None, mark)], first=True)  # its statement is made per attempt
+        ready = []
+        for request in requests:
+            if request.day in unmarked:
+                self._marks.pending(request.day).waiting.append(request)
+                self._parked += 1
+            else:
+                ready.append(request)
+        return ready
 
-    def _day_changes(self, days: list[tuple[str, date]]) -> Statement:
-        now = datetime.now(timezone.utc)
-        bucket = now.replace(minute=0, second=0, microsecond=0)
+    def _before_send(self, request: Request) -> bool:
+        """The pump's last word before each attempt: a mark is stamped now; a readings request goes only while its
+        day's mark is fresh (it may have gone stale while the request waited for a retry), else it waits for a
+        new one."""
+        owner = request.owner
+        if type(owner) is MarkWrite:
+            owner.sent_at = time.monotonic()
+            request.statement = self._mark_batch(owner.days, time.time_ns() // 1_000_000)
+            return True
+        if request.day is None or self._marks.is_fresh(request.day, time.monotonic()):
+            return True
+        return bool(self._hold_for_marks([request], [request.day], time.monotonic()))
+
+    def _mark_batch(self, days: list[tuple[str, date]], wall_ms: int) -> Statement:
+        """The day_changes rows of days, stamped wall_ms: bucket and written_at of this attempt."""
+        bucket, written_at = mark_instant(wall_ms)
         batch = BatchStatement(batch_type=BatchType.UNLOGGED)  # one partition: the hour bucket
         for source, day in days:
-            batch.add(self._statements.day_change, (bucket, day, source, now))
+            batch.add(self._statements.day_change, (bucket, day, source, written_at))
         batch.is_idempotent = True
         return batch
+
+    def _marked(self, mark: MarkWrite) -> None:
+        """Cassandra acknowledged mark: its days are fresh, and the readings waiting for it go first."""
+        self._marks.acknowledged(mark, mark.days, mark.sent_at, time.monotonic())
+        self._parked -= len(mark.waiting)
+        self._pump.add(mark.waiting, first=True)
+        mark.waiting = []
 
     def _settle(self) -> None:
         now = time.monotonic()
@@ -226,11 +261,12 @@ class Sender:
                 self._metrics.cassandra_up.set(1)
                 self._link(True)
                 self._release(request.statement)
-                readings_written, acknowledged = self._ledger.succeeded(request.owner)
-                if readings_written is not None:
-                    self._count_written(readings_written)
-                for chunk in acknowledged:
-                    self._on_acked((chunk.first_id, chunk.last_id))
+                written = self._ledger.succeeded(request.owner)
+                if written is not None:
+                    self._count_written(written)
+                    self._on_acked((written.first_id, written.last_id))
+                elif type(request.owner) is MarkWrite:
+                    self._marked(request.owner)
             else:
                 kind = error_kind(error)
                 self._link(False)

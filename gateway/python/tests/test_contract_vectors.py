@@ -1,5 +1,6 @@
 """The gateway contract's behaviour vectors (gateway/contract/vectors/*.jsonl, format in gateway/contract/README.md)
-run against the Python gateway: line assembly, sequence tracking, time stamping and write planning.
+run against the Python gateway: line assembly, sequence tracking, time stamping, write planning, the deferred
+policy's hold rule and day marks.
 
 Sequence and time cases go through the ingest's per-frame step (Ingest._accept: seq tracking, stamping and the
 per-source counters exactly as the running gateway does them), on a real spool for the persisted receipt stamps."""
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from telemetry_gateway.config import Config, DecodeConfig, TimeConfig
+from telemetry_gateway.day_marks import DayMarks, mark_instant
 from telemetry_gateway.frame import Frame
 from telemetry_gateway.ingest import Ingest
 from telemetry_gateway.latest_rows import LatestRows, latest_batches
@@ -213,6 +215,42 @@ def file_ids(spool) -> set[int]:
         return {row[0] for row in db.execute("SELECT id FROM frames")}
 
 
+# --- day marks: which readings writes go, wait or need a mark (the clock given) ----------------------------------
+@cases("day_marks.jsonl")
+def test_day_marks(case):
+    marks = DayMarks(fresh_s=case["params"]["mark_fresh_ms"] / 1000)
+    started: list[list[tuple[str, date]]] = []  # mark writes by number: their days
+    tokens: list[object] = []  # what the gateway would hold per mark write (its MarkWrite)
+    sent_at: list[float] = []  # each mark write's latest attempt
+    waiting: dict[int, list[tuple[str, date]]] = {}
+    for number, step in enumerate(case["steps"]):
+        now = step["at_ms"] / 1000
+        if "write" in step:
+            days = [(source, date.fromisoformat(day)) for source, day in step["write"]]
+            unmarked, to_mark = marks.needs(days, now)
+            if to_mark:
+                started.append(to_mark)
+                tokens.append(object())
+                sent_at.append(now)
+                marks.begin(to_mark, tokens[-1])
+            for day in days:
+                if day in unmarked:
+                    waiting.setdefault(tokens.index(marks.pending(day)), []).append(day)
+            got = {"send": [d for d in days if d not in unmarked], "wait": [d for d in days if d in unmarked],
+                   "mark": to_mark}
+        elif "attempt" in step:
+            sent_at[step["attempt"]] = now
+            bucket_ms, written_at_ms = mark_instant(step["wall_ms"])
+            got = {"bucket_ms": bucket_ms, "written_at_ms": written_at_ms}
+        else:
+            n = step["acknowledged"]
+            marks.acknowledged(tokens[n], started[n], sent_at[n], now)
+            got = {"released": waiting.pop(n, [])}
+        want = {key: [(source, date.fromisoformat(day)) for source, day in value] if isinstance(value, list)
+                else value for key, value in step["expect"].items()}
+        assert got == want, f"step {number}: {step}"
+
+
 def test_every_vector_file_is_driven():
-    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl"}
+    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl"}
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven

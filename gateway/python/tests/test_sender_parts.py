@@ -1,5 +1,5 @@
 """The sender's bookkeeping, without Cassandra: what may leave the spool, when a failed request is retried, and
-which `latest` row wins."""
+which `latest` row wins. (Day marks: test_day_marks.py.)"""
 
 from datetime import date
 
@@ -7,7 +7,7 @@ from telemetry_gateway.backoff import backoff_s
 from telemetry_gateway.latest_rows import LatestRows
 from telemetry_gateway.request_pump import Request
 from telemetry_gateway.retry_schedule import RetrySchedule
-from telemetry_gateway.write_ledger import Chunk, WriteLedger
+from telemetry_gateway.write_ledger import KNOWN_DAYS_MAX, Chunk, MarkWrite, WriteLedger
 from telemetry_gateway.write_plan import LatestRow
 
 DAY = date(2026, 11, 23)
@@ -17,30 +17,34 @@ def chunk(first: int, last: int, days=(("G", DAY),)) -> Chunk:
     return Chunk(first, last, frames=[], rows=4 * (last - first + 1), days=list(days))
 
 
-def test_a_chunk_is_acknowledged_only_after_its_readings_and_then_its_day_changes_succeeded():
+def test_a_chunk_is_acknowledged_once_its_readings_and_source_days_succeeded():
     ledger = WriteLedger()
     first, second = chunk(1, 10), chunk(11, 20, days=(("G", DAY), ("H", DAY)))
     ledger.expect(2, first)
     ledger.expect(1, second)
-    assert ledger.outstanding == 3 and not ledger.idle
-    assert ledger.succeeded(first) == (None, [])  # one of its two requests
-    assert ledger.succeeded(second) == (second, [])  # readings written, day_changes not yet
-    assert ledger.succeeded(first) == (first, [])
-    assert ledger.written == [second, first] and ledger.known_days == set()
-    changes = ledger.take_written()
-    assert changes.chunks == [second, first] and ledger.written == []
-    ledger.expect(1)
-    assert not ledger.idle
-    assert ledger.succeeded(changes) == (None, [second, first])
-    assert ledger.known_days == {("G", DAY), ("H", DAY)}
+    ledger.expect(1)  # a mark write: owned by nobody's chunk
+    assert ledger.outstanding == 4 and not ledger.idle
+    assert ledger.succeeded(first) is None  # one of its two requests
+    assert ledger.succeeded(MarkWrite([("G", DAY)])) is None
+    assert ledger.succeeded(second) is second and ledger.known_days == {("G", DAY), ("H", DAY)}
+    assert ledger.succeeded(first) is first
     assert ledger.idle
+
+
+def test_the_known_days_are_forgotten_past_their_bound():
+    ledger = WriteLedger()
+    ledger.expect(1, junk := chunk(1, 1, days=[(f"j{i}", DAY) for i in range(KNOWN_DAYS_MAX + 1)]))
+    assert ledger.succeeded(junk) is junk and len(ledger.known_days) == KNOWN_DAYS_MAX + 1
+    ledger.expect(1, one := chunk(2, 2))
+    ledger.succeeded(one)
+    assert ledger.known_days == {("G", DAY)}
 
 
 def test_a_request_owned_by_nobody_only_counts_down():
     ledger = WriteLedger()
     ledger.expect(2)
-    assert ledger.succeeded(None) == (None, [])
-    assert ledger.succeeded(None) == (None, []) and ledger.idle
+    assert ledger.succeeded(None) is None
+    assert ledger.succeeded(None) is None and ledger.idle
 
 
 def test_failed_requests_come_back_on_the_shared_backoff_schedule_earliest_first():
