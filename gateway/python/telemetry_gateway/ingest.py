@@ -38,6 +38,12 @@ ROOM_CHECK_S = 0.25  # while reading is paused, how often the spool is asked whe
 IDLE_S = 1.0
 WAKE = None  # put into the queue to wake the loop: an acknowledgement to commit, or a stop
 RETRY_S = 0.5  # after a commit found no room at all
+# Deferred, resuming holding (Spool.resuming): how long new frames may wait for the acknowledgements of the frames
+# in flight, so that the commit deleting them empties the file and the new frames are held. They wait as a batch
+# group does for its commit (read, not yet spooled, their reads' credits not given back: what a crash can lose
+# stays bounded by the credits). Past it they are committed, and resuming is tried again RESUME_RETRY_S later.
+RESUME_WAIT_S = 0.05
+RESUME_RETRY_S = 1.0
 STOP_GRACE_S = 10.0  # at shutdown, how long a commit that finds no room is retried before its frames are given up
 FAILPOINT = "TELEMETRY_GATEWAY_FAILPOINT"  # the conformance harness's test hook (spool.md, "Every stop ...")
 
@@ -84,6 +90,9 @@ class Ingest:
         self._group_limit = GROUP_MAX  # halved while commits find no room, so a group fits what room is left
         self._acked: list[tuple[int, int]] = []  # id ranges
         self._acked_lock = threading.Lock()
+        self._ack_arrived = threading.Event()  # set by acknowledge(), cleared when _acked is taken
+        self._resume_deadline: float | None = None  # while new frames wait for acknowledgements (_await_acks)
+        self._resume_retry_at = 0.0
         self._stop = threading.Event()
         self._log = RateLimitedLog()
         self._paused: str | None = None  # "cap" or "disk" while reading is paused
@@ -108,6 +117,7 @@ class Ingest:
         spool."""
         with self._acked_lock:
             self._acked.append(ids)
+            self._ack_arrived.set()
         if self._wake_on_ack:
             self.queue.put(WAKE)
 
@@ -140,6 +150,9 @@ class Ingest:
             self._pending = pending
             with self._acked_lock:
                 acked, self._acked = self._acked, []
+                self._ack_arrived.clear()
+            if pending and not stopping and self._await_acks(now, acked):
+                continue
             if pending or acked or self._spool.flush_due(now):
                 group = pending[:self._group_limit]
                 whole = len(group) == len(pending)
@@ -181,6 +194,28 @@ class Ingest:
                           reason="no room in the spool or on its disk", note="frames held in memory are lost")
                     return
                 self._stop.wait(RETRY_S)
+
+    def _await_acks(self, now: float, acked: list[tuple[int, int]]) -> bool:
+        """Deferred, resuming holding: True while the pending frames wait (up to RESUME_WAIT_S) for acknowledgements
+        that empty the file, so they can be held; acked goes back for the next turn, and this returns once more
+        arrived or the wait is over. False: commit now (nothing to resume, the acknowledgements are there, or too
+        slow)."""
+        if now < self._resume_retry_at or not self._spool.resuming:
+            self._resume_deadline = None
+            return False
+        if self._resume_deadline is None:
+            self._resume_deadline = now + RESUME_WAIT_S
+        if now >= self._resume_deadline:
+            self._resume_deadline = None
+            self._resume_retry_at = now + RESUME_RETRY_S
+            return False
+        if self._spool.emptied_by(acked):
+            self._resume_deadline = None
+            return False
+        with self._acked_lock:
+            self._acked[:0] = acked
+        self._ack_arrived.wait(self._resume_deadline - now)
+        return True
 
     def _failpoint(self, frames: int) -> None:
         self._accepted_count += frames

@@ -150,6 +150,7 @@ class Spool:
         sequence = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'frames'").fetchone()
         self._next_id = max(max_id, sequence[0] if sequence else 0) + 1
         self._committed_max_id = max_id
+        self._taken_max_id = 0  # the highest id take() returned: the sender has every frame up to it
         self._held = HeldFrames(hold_ms / 1000)
         self._link_ok = False  # connected to Cassandra, and its last write succeeded (set_link)
         self._safe_seqs = SafeSeqs()
@@ -177,6 +178,33 @@ class Spool:
         """Whether frames may be held in memory now (deferred): Cassandra connected, its last write succeeded and
         the spool file empty, so the sender keeps up; otherwise every frame is committed at once."""
         return self._deferred and self._link_ok and self._disk_depth == 0
+
+    @property
+    def resuming(self) -> bool:
+        """Deferred, connected and writing, but frames in the file, every one of them taken by the sender (in
+        flight): holding resumes with the commit whose deletes empty the file. At a steady input that commit never
+        comes if each one also adds the frames read since: the ingest lets new frames wait a moment for those
+        acknowledgements instead (ingest.py)."""
+        return (self._deferred and self._link_ok and self._disk_depth > 0 and not len(self._held)
+                and self._taken_max_id >= self._committed_max_id)
+
+    def emptied_by(self, acked: list[tuple[int, int]]) -> bool:
+        """Whether deleting these acknowledged id ranges (inclusive) would leave no frame in the file."""
+        with self._lock:
+            return self._emptied_by(acked)
+
+    def _emptied_by(self, acked: list[tuple[int, int]]) -> bool:
+        if not acked or sum(last - first + 1 for first, last in acked) < self._disk_depth:
+            return False  # cheap: the ranges cannot hold every frame (a backlog being drained)
+        merged: list[list[int]] = []  # a range acknowledged twice must not count its frames twice
+        for first, last in sorted(acked):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], last)
+            else:
+                merged.append([first, last])
+        in_ranges = sum(self._db.execute("SELECT count(*) FROM frames WHERE id BETWEEN ? AND ?", ids).fetchone()[0]
+                        for ids in merged)
+        return in_ranges >= self._disk_depth
 
     def set_link(self, ok: bool) -> bool:
         """The sender's state: connected and its last write succeeded. True if this makes held frames due now."""
@@ -291,7 +319,11 @@ class Spool:
                          seqs: Seqs, now: float, final: bool) -> int:
         with self._lock:
             delete = [ids for ids in acked if self._held.acknowledge(*ids)]
-            holding = self.holding and not final  # judged on the file as of the last commit
+            # Judged on the file as of the last commit, or of this one when its deletes empty the file (then the
+            # new frames are held once it is done): acknowledgements ride with the next read's frames, so a file
+            # emptied only by a commit of its own would keep holding off at any steady input.
+            holding = not final and (self.holding or (self._deferred and self._link_ok and not len(self._held)
+                                                      and self._emptied_by(delete)))
             new = [SpooledFrame(self._next_id + i, *frame) for i, frame in enumerate(frames)]
             due = self._held.due(now, everything=not holding) + ([] if holding else new)
             rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps)
@@ -486,16 +518,21 @@ class Spool:
         committed together."""
         held = self._held.take(after_id, limit) if self._deferred else []
         if self._deferred and self._committed_max_id <= after_id:
-            return held
+            return self._taken(held)
         with self._reader_lock:
             rows = self._reader.execute("SELECT id, source, ts_ms, received_ms, metrics, vals FROM frames "
                                         "WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
         committed = list(map(SpooledFrame._make, rows))
         if not held:
-            return committed
+            return self._taken(committed)
         merged = {frame.id: frame for frame in committed}
         merged.update((frame.id, frame) for frame in held)
-        return [merged[frame_id] for frame_id in sorted(merged)[:limit]]
+        return self._taken([merged[frame_id] for frame_id in sorted(merged)[:limit]])
+
+    def _taken(self, frames: list[SpooledFrame]) -> list[SpooledFrame]:
+        if frames and frames[-1].id > self._taken_max_id:
+            self._taken_max_id = frames[-1].id
+        return frames
 
     def drop_oldest(self, count: int) -> int:
         """Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many."""

@@ -3,7 +3,10 @@ its pure parts: held frames and receipt-stamp ceilings. Time is passed in (now=.
 
 import sqlite3
 
+from telemetry_gateway.config import Config
 from telemetry_gateway.held_frames import HeldFrames
+from telemetry_gateway.ingest import RESUME_RETRY_S, RESUME_WAIT_S, Ingest
+from telemetry_gateway.metrics import Metrics
 from telemetry_gateway.receipt_ceilings import LEAD_MS, ReceiptCeilings
 from telemetry_gateway.spool import NewFrame, Spool, SpooledFrame
 
@@ -137,6 +140,69 @@ def test_an_unclean_stop_is_noticed_at_the_next_open(tmp_path):
     spool.close()
     assert not deferred(path).unclean_stop
     assert deferred(crashed).unclean_stop
+
+
+def test_acknowledgements_that_empty_the_file_let_the_same_commits_new_frames_be_held(tmp_path):
+    """On a serial port acknowledgements ride with the next read's frames: holding is judged after the deletes of
+    that commit, else the file would never be empty as of a commit while frames keep coming."""
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path, link_ok=False)
+    spool.commit(frames(3), [], now=0.0)  # not connected: committed
+    spool.set_link(True)
+    assert rows_in_file(path) == [1, 2, 3] and not spool.holding
+    assert not spool.resuming  # the sender has not taken them yet
+    assert [f.id for f in spool.take(0, 10)] == [1, 2, 3]
+    assert spool.resuming
+    assert not spool.emptied_by([(1, 2)]) and spool.emptied_by([(1, 2), (2, 2), (3, 3)])
+    assert spool.commit(frames(1, start=3), [(1, 2)], now=0.1) == 1  # 3 is still in the file: committed
+    assert rows_in_file(path) == [3, 4] and not spool.holding
+    spool.take(3, 10)
+    assert spool.commit(frames(2, start=4), [(3, 4)], now=0.2) == 0  # the deletes empty the file: held
+    assert rows_in_file(path) == [] and spool.holding and not spool.resuming
+    assert [f.id for f in spool.take(4, 10)] == [5, 6]
+    spool.close()
+
+
+def test_no_resuming_while_the_link_fails_or_something_is_held(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path, link_ok=False)
+    spool.commit(frames(2), [], now=0.0)
+    spool.take(0, 10)
+    assert not spool.resuming
+    assert spool.commit(frames(1, start=2), [(1, 2)], now=0.1) == 1  # not connected: committed all the same
+    assert rows_in_file(path) == [3]
+    spool.close()
+
+
+def resuming_ingest(tmp_path):
+    """An ingest over a deferred spool whose file holds two frames, both taken by the sender (in flight)."""
+    spool = deferred(tmp_path / "s.sqlite", link_ok=False)
+    spool.commit(frames(2), [], now=0.0)
+    spool.set_link(True)
+    spool.take(0, 10)
+    return Ingest(Config(), spool, Metrics(), lambda: None), spool
+
+
+def test_new_frames_wait_for_the_acknowledgements_that_empty_the_file(tmp_path):
+    ingest, spool = resuming_ingest(tmp_path)
+    ingest._ack_arrived.set()  # as if one had arrived: the wait returns at once
+    assert ingest._await_acks(10.0, [(1, 1)])  # 2 is still in flight: wait
+    assert ingest._acked == [(1, 1)]  # kept for the next turn
+    assert not ingest._await_acks(10.01, [(1, 1), (2, 2)])  # these empty the file: commit now
+    new = [NewFrame.of("G", 5_000, 5_000, (("temp_in", 1.0),))]
+    assert ingest._commit(new, [(1, 1), (2, 2)], {}, stopping=False)
+    assert spool.holding and spool.file_depth == 0 and spool.held_frames == 1
+    spool.close()
+
+
+def test_new_frames_wait_no_longer_than_resume_wait_s_then_not_again_for_a_while(tmp_path):
+    ingest, spool = resuming_ingest(tmp_path)
+    ingest._ack_arrived.set()
+    assert ingest._await_acks(10.0, [])
+    assert not ingest._await_acks(10.0 + RESUME_WAIT_S, [])  # too slow: committed as they come
+    assert not ingest._await_acks(10.0 + RESUME_WAIT_S + 0.01, [])
+    assert ingest._await_acks(10.0 + RESUME_WAIT_S + RESUME_RETRY_S, [])  # tried again
+    spool.close()
 
 
 def frame(frame_id):
