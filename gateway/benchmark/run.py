@@ -30,6 +30,8 @@ from side_by_side_table import print_table, table_rows, target_lines
 from variant_compare import compare
 from warm_up import warm_up, warm_up_line
 
+PHASES = ("file", "paced", "pty", "latency", "backlog")
+
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="gateway/bench", description=__doc__,
@@ -53,6 +55,9 @@ def parse_args() -> argparse.Namespace:
                         "of several keys)")
     p.add_argument("--repeat", type=int,
                    help="rounds of each phase, every gateway once a round (default 1; with --variant: 3)")
+    p.add_argument("--phases", default=",".join(PHASES),
+                   help="comma-separated phases to run (default: %(default)s); the ceiling and the references "
+                        "are measured with the file phase only")
     return p.parse_args()
 
 
@@ -69,10 +74,13 @@ def warm(gateway: Gateway, args: argparse.Namespace) -> None:
 def main() -> None:
     args = parse_args()
     gateways = chosen_gateways(args.gateways)
+    phases = set(filter(None, (p.strip() for p in args.phases.split(","))))
+    if not phases or not phases <= set(PHASES):
+        raise SystemExit(f"bench: --phases takes some of {', '.join(PHASES)}")
     WORK.mkdir(parents=True, exist_ok=True)
     subprocess.run([str(ROOT / "deploy" / "local" / "cassandra"), "start"], check=True, stdout=subprocess.DEVNULL)
     fresh_keyspace()
-    frames = frames_file(args.frames, args.sources)
+    frames = frames_file(args.frames, args.sources) if args.variant or phases & {"file", "backlog"} else None
     if args.variant:
         warm(gateways[0], args)
         variant = dict(item.split("=", 1) for item in args.variant)
@@ -95,33 +103,43 @@ def main() -> None:
         print(f"  ceiling  {ceilings[-1].rate:>9,.0f} rows/s   CPU per row: client {ceilings[-1].client_cpu_us:.1f} "
               f"µs, Cassandra {ceilings[-1].cassandra_cpu_us:.1f} µs", flush=True)
 
-    print(f"file replay, {args.frames * ROWS_PER_FRAME:,} rows (each round after the ceiling: the Python driver, "
-          f"pre-built batches of {batch_rows} rows, {in_flight} in flight)", flush=True)
-    alternate(gateways, repeat, lambda g: file_replay(g, frames, args.frames, ceilings[-1]), figures,
-              before_round=measure_ceiling)
+    if "file" in phases:
+        print(f"file replay, {args.frames * ROWS_PER_FRAME:,} rows (each round after the ceiling: the Python "
+              f"driver, pre-built batches of {batch_rows} rows, {in_flight} in flight)", flush=True)
+        alternate(gateways, repeat, lambda g: file_replay(g, frames, args.frames, ceilings[-1]), figures,
+                  before_round=measure_ceiling)
     paced_label = f"{args.paced_rate:,} rows/s for {args.paced_seconds} s"
-    print(f"file, paced: {paced_label} through a FIFO", flush=True)
-    alternate(gateways, repeat, partial(paced, rows_per_s=args.paced_rate, seconds=args.paced_seconds,
-                                        sources=args.sources), figures)
-    print(f"pty, unpaced: {args.pty_frames * ROWS_PER_FRAME:,} rows", flush=True)
-    alternate(gateways, repeat, partial(pty_unpaced, frames=args.pty_frames, sources=args.sources), figures)
-    print(f"pty, 1,000 frames/s for {args.latency_seconds} s (the first {STEADY_AFTER_S} s after the first rows "
-          f"left out)", flush=True)
-    alternate(gateways, repeat, partial(latency, seconds=args.latency_seconds, sources=args.sources), figures)
-    print(f"spool backlog: {args.frames * ROWS_PER_FRAME:,} rows spooled with Cassandra away, then drained",
-          flush=True)
-    alternate(gateways, repeat, partial(backlog, path=frames, frames=args.frames), figures)
+    if "paced" in phases:
+        print(f"file, paced: {paced_label} through a FIFO", flush=True)
+        alternate(gateways, repeat, partial(paced, rows_per_s=args.paced_rate, seconds=args.paced_seconds,
+                                            sources=args.sources), figures)
+    if "pty" in phases:
+        print(f"pty, unpaced: {args.pty_frames * ROWS_PER_FRAME:,} rows", flush=True)
+        alternate(gateways, repeat, partial(pty_unpaced, frames=args.pty_frames, sources=args.sources), figures)
+    if "latency" in phases:
+        print(f"pty, 1,000 frames/s for {args.latency_seconds} s (the first {STEADY_AFTER_S} s after the first "
+              f"rows left out)", flush=True)
+        alternate(gateways, repeat, partial(latency, seconds=args.latency_seconds, sources=args.sources), figures)
+    if "backlog" in phases:
+        print(f"spool backlog: {args.frames * ROWS_PER_FRAME:,} rows spooled with Cassandra away, then drained",
+              flush=True)
+        alternate(gateways, repeat, partial(backlog, path=frames, frames=args.frames), figures)
 
-    clean_slate()
-    single = single_row_reference(args.reference_rows)
-    print(f"reference: Python driver, single-row execute_async, 256 in flight: {single:,.0f} rows/s", flush=True)
-    latte = latte_reference(args.latte_seconds) if args.latte_seconds > 0 else None
-    if latte:
-        print(f"reference: latte {LATTE_VERSION}, single-row prepared inserts, 256 in flight: {latte:,.0f} rows/s")
-    ceiling = median_ceiling(ceilings)
-    print(f"ceiling: Python driver, pre-built batches of {batch_rows} rows, {in_flight} in flight: "
-          f"{ceiling.rate:,.0f} rows/s, client CPU {ceiling.client_cpu_us:.1f} µs and Cassandra CPU "
-          f"{ceiling.cassandra_cpu_us:.1f} µs per row (median of {len(ceilings)})\n")
+    single = latte = ceiling = None
+    if "file" in phases:
+        clean_slate()
+        single = single_row_reference(args.reference_rows)
+        print(f"reference: Python driver, single-row execute_async, 256 in flight: {single:,.0f} rows/s",
+              flush=True)
+        latte = latte_reference(args.latte_seconds) if args.latte_seconds > 0 else None
+        if latte:
+            print(f"reference: latte {LATTE_VERSION}, single-row prepared inserts, 256 in flight: {latte:,.0f} "
+                  f"rows/s")
+        ceiling = median_ceiling(ceilings)
+        print(f"ceiling: Python driver, pre-built batches of {batch_rows} rows, {in_flight} in flight: "
+              f"{ceiling.rate:,.0f} rows/s, client CPU {ceiling.client_cpu_us:.1f} µs and Cassandra CPU "
+              f"{ceiling.cassandra_cpu_us:.1f} µs per row (median of {len(ceilings)})")
+    print()
     print_table(gateways, figures, table_rows(paced_label, ceiling, single, latte))
     print("\ntargets (issue #15):\n" + "\n".join(target_lines(gateways, figures)))
     print(f"machine state at the end: {machine_state()}")

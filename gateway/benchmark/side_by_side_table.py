@@ -48,7 +48,8 @@ def peak_rss_mb(f: GatewayFigures) -> float | None:
     return f.peak_rss_kb / 1024 or None
 
 
-def table_rows(paced: str, ceiling: Ceiling, single: float, latte: float | None) -> list[Row]:
+def table_rows(paced: str, ceiling: Ceiling | None, single: float | None, latte: float | None) -> list[Row]:
+    """The table's rows; ceiling and single are None when the file phase (which measures them) did not run."""
     count, one, two = "{:,.0f}".format, "{:.1f}".format, "{:.2f}".format
     latte_row = [Row("  / latte single-row inserts", ratio(FILE_RATE, latte), one)] if latte else []
     return [
@@ -69,7 +70,7 @@ def table_rows(paced: str, ceiling: Ceiling, single: float, latte: float | None)
         Row("  Cassandra request alone p50, ms", median(REQUEST_P50), one),
         Row("  Cassandra request alone p99, ms", median(REQUEST_P99), one),
         Row("backlog drain, rows/s", median(DRAIN_RATE), count),
-        Row("  / ceiling", ratio(DRAIN_RATE, ceiling.rate), two),
+        Row("  / ceiling", ratio(DRAIN_RATE, ceiling.rate if ceiling else None), two),
         Row("  / file replay (target >= 0.80)", ratio(DRAIN_RATE, FILE_RATE), two),
         Row("  spool filled with Cassandra away, rows/s", median(FILL_RATE), count),
         Row("peak RSS over every phase, MB", peak_rss_mb, count),
