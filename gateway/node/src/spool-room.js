@@ -58,15 +58,16 @@ export class Reserve {
     this.path = path;
   }
 
-  /** The reserve file is whole, or is made now if the disk has room for it and margin bytes more. */
+  /** The reserve file is whole, or is made now if the disk has room for what it lacks and margin bytes more. */
   keep(margin) {
-    const stats = statSync(this.path, { throwIfNoEntry: false });
-    if (stats !== undefined && stats.size >= RESERVE_BYTES) return true;
-    if (diskFree(this.path) < RESERVE_BYTES + margin) return false;
+    const kept = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0; // what a full disk left of it
+    if (kept >= RESERVE_BYTES) return true;
+    if (diskFree(this.path) < RESERVE_BYTES - kept + margin) return false;
     try {
       writeReserve(this.path);
     } catch {
-      rmSync(this.path, { force: true });
+      if (kept) truncateSync(this.path, kept); // the part it had is still the drain's
+      else rmSync(this.path, { force: true });
       return false;
     }
     return true;

@@ -89,8 +89,7 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     const taken = reopened.take(0, 10 ** 6);
     assert.deepEqual(taken.map(columns), committed.map(columns));
     reopened.commit([], [[taken[0].id, taken.at(-1).id]]); // acknowledged frames still leave the spool
-    assert.equal(reopened.depth, 0);
-    assert.equal(reopened.room(), 'disk');
+    assert.equal(reopened.depth, 0); // drained: its own room may be enough for the reserve now (no margin)
     unlinkSync(filler);
     assert.equal(reopened.room(), null);
     assert.equal(statSync(reopened.reservePath).size, RESERVE_BYTES);

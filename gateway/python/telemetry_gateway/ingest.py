@@ -168,9 +168,10 @@ class Ingest:
                     with self._acked_lock:
                         self._acked[:0] = acked
                     if stopping and now > stop_deadline:
-                        self.lost_frames = len(pending) + self._spool.held_frames
+                        self.lost_frames = len(pending)  # held ones: the spool's close tries them once more
                         event(logging.ERROR, "shutdown_with_unspooled_frames", frames=self.lost_frames,
-                              reason="no room in the spool or on its disk", note="these frames are lost")
+                              held_frames=self._spool.held_frames, reason="no room in the spool or on its disk",
+                              note="these frames are lost")
                         return
                     self._stop.wait(RETRY_S)
                     continue
@@ -189,9 +190,9 @@ class Ingest:
                 if self._commit([], [], stamps, stopping, final=True):
                     return
                 if now > stop_deadline:
-                    self.lost_frames = self._spool.held_frames
-                    event(logging.ERROR, "shutdown_with_unspooled_frames", frames=self.lost_frames,
-                          reason="no room in the spool or on its disk", note="frames held in memory are lost")
+                    event(logging.ERROR, "shutdown_with_unspooled_frames", frames=0,
+                          held_frames=self._spool.held_frames, reason="no room in the spool or on its disk",
+                          note="the spool's close tries the held frames once more")
                     return
                 self._stop.wait(RETRY_S)
 

@@ -427,7 +427,7 @@ class Spool:
 
     def room(self) -> str | None:
         """None while reading may go on; "cap" when the spool holds max_bytes, "disk" while its disk has no room
-        for the reserve (and a margin)."""
+        for the reserve (and a margin, waived for a drained spool)."""
         if self.disk_low:
             self.disk_low = not self._keep_reserve()
             if self.disk_low and self._truncate_wal():
@@ -449,17 +449,24 @@ class Spool:
         stats = os.statvfs(self.path.parent)
         return stats.f_bavail * stats.f_frsize
 
-    def _keep_reserve(self) -> bool:
-        """The reserve file is there, or is made now if the disk has room for it and the margin (waived once the
-        file holds no frame: on a small disk a drained spool may never leave the margin)."""
+    def _reserve_size(self) -> int:
         try:
-            if self.reserve_path.stat().st_size >= RESERVE_BYTES:
-                return True
+            return self.reserve_path.stat().st_size
         except FileNotFoundError:
-            pass
-        margin = ROOM_MARGIN_BYTES if self._disk_depth else 0
-        if self._disk_free() < RESERVE_BYTES + margin:
+            return 0
+
+    def _keep_reserve(self) -> bool:
+        """Whether the reserve is in place for reading to go on: the whole file, made now if the disk has room for
+        what it lacks and the margin. The margin is waived once the file holds no frame: on a small disk a drained
+        spool may never leave that much."""
+        kept = self._reserve_size()  # what is left of it after a full disk took a part
+        if kept >= RESERVE_BYTES:
+            return True
+        if self._disk_free() < RESERVE_BYTES - kept + (ROOM_MARGIN_BYTES if self._disk_depth else 0):
             return False
+        return self._allocate_reserve(kept)
+
+    def _allocate_reserve(self, kept: int) -> bool:
         try:
             fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT, 0o600)
             try:
@@ -468,7 +475,10 @@ class Spool:
             finally:
                 os.close(fd)
         except OSError:
-            self.reserve_path.unlink(missing_ok=True)
+            if kept:
+                os.truncate(self.reserve_path, kept)  # the part it had is still the drain's
+            else:
+                self.reserve_path.unlink(missing_ok=True)
             return False
         return True
 

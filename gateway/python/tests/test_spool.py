@@ -188,7 +188,7 @@ def test_a_really_full_disk_keeps_what_was_read_and_still_drains(small_tmpfs):
     taken = reopened.take(0, 10**6)
     assert [(f.source, f.ts_ms, f.received_ms, f.metrics, f.vals) for f in taken] == [tuple(f) for f in committed]
     reopened.commit([], [(taken[0].id, taken[-1].id)])  # acknowledged frames still leave the spool
-    assert reopened.depth == 0 and reopened.room() == "disk"
+    assert reopened.depth == 0
     filler.unlink()
     assert reopened.room() is None and reopened.reserve_path.stat().st_size == RESERVE_BYTES
     reopened.close()
@@ -253,5 +253,27 @@ def test_a_restart_on_a_disk_that_stayed_full_still_drains(small_tmpfs):
     assert len(taken) == spool.depth > 600
     with pytest.raises(SpoolFull):  # the new frames still wait; the acknowledged ones leave
         spool.commit(frames(161, start=10**6), [(taken[0].id, taken[-1].id)])
-    assert spool.depth == 0 and spool.room() == "disk"
+    assert spool.depth == 0
+    spool.close()
+
+
+@pytest.mark.parametrize("frames_in_file, free, kept, resumes", [
+    (5, RESERVE_BYTES + (1 << 20) - 1, 0, False),  # the margin, while the file holds frames
+    (5, RESERVE_BYTES + (1 << 20), 0, True),
+    (0, RESERVE_BYTES - 1, 0, False),  # drained: the margin is waived, the reserve is not
+    (0, RESERVE_BYTES, 0, True),
+    (0, RESERVE_BYTES - DRAIN_RESERVE_BYTES, DRAIN_RESERVE_BYTES, True),  # only what the reserve lacks
+    (5, RESERVE_BYTES - DRAIN_RESERVE_BYTES + (1 << 20) - 1, DRAIN_RESERVE_BYTES, False),
+])
+def test_when_the_reserve_lets_reading_resume(tmp_path, monkeypatch, frames_in_file, free, kept, resumes):
+    """spool.md, Full disk: room for what the reserve lacks and a margin, the margin waived once the file holds no
+    frame (a drained spool on a small disk). The disk's free space is given here; the file is really made."""
+    spool = Spool(tmp_path / "s.sqlite")
+    spool.reserve_path.unlink()
+    if kept:
+        with open(spool.reserve_path, "wb") as f:
+            f.truncate(kept)
+    spool._disk_depth = frames_in_file
+    monkeypatch.setattr(spool, "_disk_free", lambda: free)
+    assert spool._keep_reserve() is resumes
     spool.close()
