@@ -40,18 +40,25 @@ def loader(cql, keyspace):
     return CassandraLoader(cql, keyspace)
 
 
+def submit_job(host: str, keyspace: str, job: str, *args: str, master: str = "local[2]", check: bool = True,
+               timeout: float = 300) -> subprocess.CompletedProcess:
+    """Runs `analytics/submit [--master M] JOB ARGS` against host and keyspace; returns the CompletedProcess
+    (spark-submit merges the job's stdout and stderr into stdout) and fails the test with the output on a non-zero
+    exit. Also for other suites (gateway/conformance/test_day_marks.py)."""
+    env = {**os.environ, "TELEMETRY_CASSANDRA_HOSTS": host, "TELEMETRY_CASSANDRA_KEYSPACE": keyspace}
+    done = subprocess.run([str(SUBMIT), "--master", master, job, *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+    if check:
+        assert done.returncode == 0, f"{job} {args} failed:\n{done.stdout}\n{done.stderr[-6000:]}"
+    return done
+
+
 @pytest.fixture(scope="module")
 def submit(cassandra_node, keyspace):
-    """Runs `analytics/submit [--master M] JOB ARGS` against the test node and keyspace; returns the
-    CompletedProcess (spark-submit merges the job's stdout and stderr into stdout) and fails the test with the output on a non-zero exit."""
+    """submit_job against the test node and the module's keyspace: run(job, *args, master=, check=, timeout=)."""
 
-    def run(job: str, *args: str, master: str = "local[2]", check: bool = True, timeout: float = 300):
-        env = {**os.environ, "TELEMETRY_CASSANDRA_HOSTS": cassandra_node, "TELEMETRY_CASSANDRA_KEYSPACE": keyspace}
-        done = subprocess.run([str(SUBMIT), "--master", master, job, *args], capture_output=True, text=True,
-                              env=env, timeout=timeout)
-        if check:
-            assert done.returncode == 0, f"{job} {args} failed:\n{done.stdout}\n{done.stderr[-6000:]}"
-        return done
+    def run(job: str, *args: str, **options):
+        return submit_job(cassandra_node, keyspace, job, *args, **options)
 
     return run
 
