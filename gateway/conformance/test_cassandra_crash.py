@@ -33,10 +33,12 @@ def keyspace(cassandra_node):
         cluster.shutdown()
 
 
-@pytest.fixture
-def gateway(tmp_path, keyspace, cassandra_node):
+@pytest.fixture(params=[None, "batch"], ids=["default", "batch"])
+def gateway(request, tmp_path, keyspace, cassandra_node):
+    """At the default policy (frames held while Cassandra keeps up: the crash makes them due at once) and at
+    batch (every frame committed before it is sent)."""
     board = Board(tmp_path / "ttyUSB0")
-    gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node)
+    gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node, fsync=request.param)
     gateway.board = board
     yield gateway
     if gateway.process is not None and gateway.process.poll() is None:

@@ -12,7 +12,7 @@ import pytest
 from conftest import connect, launcher
 from telemetry_board_sim import crc16_ccitt_false
 from harness import Board, GatewayUnderTest, Stream, stored_numbers, wait_for
-from scenario_fixtures import db, keyspace  # noqa: F401 (fixtures)
+from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 
@@ -113,8 +113,11 @@ def test_legacy_json_lines_land(db, setup):
     assert gateway.spool_depth() == 0  # stopped right after the rows landed: still acknowledged, not left behind
 
 
-def test_cassandra_away_for_20_s_mid_stream_loses_nothing(keyspace, setup, cassandra_node):
-    board, gateway = setup
+@pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
+def test_cassandra_away_for_20_s_mid_stream_loses_nothing(tmp_path, keyspace, cassandra_node, gateways, fsync):
+    board = Board(tmp_path / "ttyUSB0")
+    gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node, fsync=fsync)
+    gateways.append(gateway)
     gateway.start()
     stream = Stream("G")
     n = 0

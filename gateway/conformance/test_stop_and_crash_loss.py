@@ -5,14 +5,20 @@ safe", "Every stop keeps what was read", "Seqs across a restart"), each row chec
   says lost_frames=0, and after the restart every frame lands exactly once. Allowed loss: none.
 - Cassandra unreachable, then a SIGKILL: nothing was held, so the loss is what batch loses, bounded here on the
   gateway's own clock (its receipt stamps) by LOSS_WINDOW_MS, half the hold.
+- Cassandra hung (SIGSTOP), then a SIGKILL: frames are held until due, then committed, so the loss is bounded by
+  the hold (fsync_interval_ms, 1 s by default) on the gateway's clock.
 - Seq gaps across a restart are counted, clean or not, and after a SIGKILL also as frames possibly lost. Exact."""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import time
 
 import pytest
 
+from conftest import launcher
 from harness import Board, GatewayUnderTest, PacedWriter, Stream, TimedWriter, assert_each_frame_once, \
     stored_frames, utc_days_around_now, wait_for
 from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
@@ -107,4 +113,29 @@ def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_los
     assert "event=unclean_stop_detected" in log and "sources=1" in log
     assert "event=frames_possibly_lost" in log and "missing=11" in log
     assert_each_frame_once(stored_frames(db, "S", utc_days_around_now()), set(range(1, 151)), writer)
+    assert gateway.stop() == 0
+
+
+def test_cassandra_hung_then_sigkill_loses_at_most_the_hold(tmp_path, keyspace, cassandra_node, db, gateways):
+    board = Board(tmp_path / "ttyUSB0")
+    gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node)
+    gateways.append(gateway)
+    gateway.start()
+    wait_for(lambda: gateway.metric("telemetry_gateway_spool_holding") == 1, 30, "holding (Cassandra connected)")
+    writer = PacedWriter(board, Stream("H"), rate=200, t_base_ms=int(time.time() * 1000) - HOUR_MS)
+    writer.start()
+    time.sleep(1.0)
+    pid = int(re.search(r"pid (\d+)", launcher("status").stdout).group(1))
+    os.kill(pid, signal.SIGSTOP)  # Cassandra hangs: no answer, no error, until the driver's timeouts
+    try:
+        time.sleep(2.5)
+        kill_ms = int(time.time() * 1000)
+        gateway.kill()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    gateway.start()
+    time.sleep(1.0)
+    sent = writer.finish()
+    stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, sent, [kill_ms], 1000))
+    print(f"sent {len(sent)}, stored {len(stored)}, lost {len(sent) - len(stored)} (Cassandra hung, SIGKILL)")
     assert gateway.stop() == 0
