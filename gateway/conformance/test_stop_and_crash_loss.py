@@ -67,12 +67,12 @@ def test_cassandra_unreachable_then_sigkill_loses_no_more_than_batch(tmp_path, k
     writer.start()
     time.sleep(2.0)
     assert gateway.metric("telemetry_gateway_spool_holding") == 0
-    kill_ms = int(time.time() * 1000)
+    kill = (int(time.time() * 1000), time.monotonic())
     gateway.kill()
     gateway.start()
     time.sleep(1.0)
     sent = writer.finish()
-    stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, sent, [kill_ms],
+    stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, writer, [kill],
                                                                                LOSS_WINDOW_MS))
     print(f"sent {len(sent)}, stored {len(stored)}, lost {len(sent) - len(stored)} (Cassandra unreachable, SIGKILL)")
     assert gateway.stop() == 0
@@ -129,13 +129,13 @@ def test_cassandra_hung_then_sigkill_loses_at_most_the_hold(tmp_path, keyspace, 
     os.kill(pid, signal.SIGSTOP)  # Cassandra hangs: no answer, no error, until the driver's timeouts
     try:
         time.sleep(2.5)
-        kill_ms = int(time.time() * 1000)
+        kill = (int(time.time() * 1000), time.monotonic())
         gateway.kill()
     finally:
         os.kill(pid, signal.SIGCONT)
     gateway.start()
     time.sleep(1.0)
     sent = writer.finish()
-    stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, sent, [kill_ms], 1000))
+    stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, writer, [kill], 1000))
     print(f"sent {len(sent)}, stored {len(stored)}, lost {len(sent) - len(stored)} (Cassandra hung, SIGKILL)")
     assert gateway.stop() == 0
