@@ -104,8 +104,11 @@ export class DeferredSpool extends Spool {
 
   _commitDeferred(frames, acked, stamps, final) {
     const now = this._clock();
-    const holding = !final && this.holding; // judged with the file as of the last commit
     const deletes = acked.filter(([first, last]) => this._held.acknowledge(first, last));
+    // Judged with the file as of the last commit, or of this one when its deletes empty it with nothing held:
+    // acknowledgements ride with the next read's frames, so otherwise holding would never resume at a steady input.
+    const holding = !final && (this.holding || (this._connected && this._writeOk && this._held.size === 0
+      && this._emptiedBy(deletes)));
     const due = this._held.due(now, !holding);
     const fresh = frames.map((frame, i) => heldFrame(this._nextId + i, frame));
     const committing = holding || fresh.length === 0 ? due : [...due, ...fresh];
@@ -131,6 +134,20 @@ export class DeferredSpool extends Spool {
     if (holding) this._held.hold(fresh, now);
     this._ceilings.committed(stamps, rows);
     return committing.length;
+  }
+
+  /** Whether deleting these acknowledged inclusive id ranges leaves no frame in the file. */
+  _emptiedBy(ranges) {
+    if (!ranges.length || ranges.reduce((n, [first, last]) => n + last - first + 1, 0) < this._diskDepth) {
+      return false; // cheap: the ranges cannot hold every frame (a backlog being drained)
+    }
+    const merged = []; // a range acknowledged twice must not count its frames twice
+    for (const [first, last] of [...ranges].sort((a, b) => a[0] - b[0])) {
+      if (merged.length && first <= merged.at(-1)[1] + 1) merged.at(-1)[1] = Math.max(merged.at(-1)[1], last);
+      else merged.push([first, last]);
+    }
+    const count = this._db.prepare('SELECT count(*) FROM frames WHERE id BETWEEN ? AND ?').pluck();
+    return merged.reduce((n, [first, last]) => n + count.get(first, last), 0) >= this._diskDepth;
   }
 
   checkpoint() {

@@ -205,7 +205,7 @@ describe('hold.jsonl', () => {
           const before = new Set(fileIds(spool));
           if ('accept' in step) {
             spool.commit(Array.from({ length: step.accept }, (_, i) => newFrame('G', accepted + i, accepted + i,
-              [['x', i]])), []);
+              [['x', i]])), 'ack' in step ? [step.ack] : []);
             accepted += step.accept;
           } else if ('ack' in step) {
             spool.commit([], [step.ack]);

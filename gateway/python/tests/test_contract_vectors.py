@@ -199,7 +199,7 @@ def test_hold(case, tmp_path):
                 frames = [NewFrame.of("H", 1_780_000_000_000 + accepted + i, 0, (("n", accepted + i + 1.0),))
                           for i in range(step["accept"])]
                 accepted += len(frames)
-                spool.commit(frames, [], now=now)
+                spool.commit(frames, [tuple(step["ack"])] if "ack" in step else [], now=now)
             else:
                 spool.commit([], [tuple(step["ack"])] if "ack" in step else [], now=now)
             after = file_ids(spool)
