@@ -177,6 +177,10 @@ level = "info"
         for port in self.ports:
             wait_for(lambda: self.metric("telemetry_gateway_input_up", input=str(port)) == 1, 30, f"{port} open")
 
+    def wait_holding(self, timeout: float = 30) -> None:
+        """Until the default policy holds frames (Cassandra connected): frames read before are committed at once."""
+        wait_for(lambda: self.metric("telemetry_gateway_spool_holding") == 1, timeout, "holding (Cassandra connected)")
+
     def metrics_or_none(self) -> dict[tuple[str, tuple], float] | None:
         if self.process is not None and self.process.poll() is not None:
             raise AssertionError(f"gateway exited with {self.process.returncode}:\n{self.log()}")

@@ -36,7 +36,7 @@ def test_a_failed_ingest_stage_commits_what_it_held_and_loses_nothing(tmp_path, 
     gateways.append(gateway)
     gateway.start(TELEMETRY_GATEWAY_FAILPOINT="ingest_after_frames:300")
     writer = TimedWriter(board, Stream("F"), rate=0, t_base_ms=int(time.time() * 1000) - HOUR_MS)
-    wait_for(lambda: gateway.metric("telemetry_gateway_spool_holding") == 1, 30, "holding (Cassandra connected)")
+    gateway.wait_holding()
     first = 300
     board.write(b"".join(writer.frame(n) for n in range(1, first + 1)))  # one burst: the last group is held
     assert gateway.process.wait(timeout=60) == 1
@@ -121,7 +121,7 @@ def test_cassandra_hung_then_sigkill_loses_at_most_the_hold(tmp_path, keyspace, 
     gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node)
     gateways.append(gateway)
     gateway.start()
-    wait_for(lambda: gateway.metric("telemetry_gateway_spool_holding") == 1, 30, "holding (Cassandra connected)")
+    gateway.wait_holding()
     writer = PacedWriter(board, Stream("H"), rate=200, t_base_ms=int(time.time() * 1000) - HOUR_MS)
     writer.start()
     time.sleep(1.0)

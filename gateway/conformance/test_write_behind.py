@@ -27,8 +27,7 @@ def test_frames_acknowledged_in_time_never_reach_the_spool_file(tmp_path, keyspa
                                          fsync_interval_ms=5000)
     gateways.append(gateway)
     gateway.start()
-    # Frames read before Cassandra is connected are committed at once (spool.md: holding is not safe yet).
-    wait_for(lambda: gateway.metric("telemetry_gateway_spool_holding") == 1, 30, "holding (Cassandra connected)")
+    gateway.wait_holding()
     writer = PacedWriter(board, Stream("W"), rate=100, t_base_ms=int(time.time() * 1000) - HOUR_MS)
     writer.start()
     time.sleep(3.0)
