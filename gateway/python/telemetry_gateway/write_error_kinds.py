@@ -26,7 +26,9 @@ def error_kind(error: BaseException) -> str:
     """One of ERROR_KINDS. NoHostAvailable is what the driver raises once every host failed: its hosts' errors
     tell why (every host overloaded, the credentials refused); when they do not agree, it is "unavailable"."""
     if isinstance(error, NoHostAvailable):
-        kinds = {error_kind(cause) for cause in (error.errors or {}).values()}
+        # errors maps each host to its error; the driver's keyspace check at connect gives a plain list instead.
+        causes = error.errors.values() if isinstance(error.errors, dict) else ()
+        kinds = {error_kind(cause) for cause in causes}
         return kinds.pop() if len(kinds) == 1 and "other" not in kinds else "unavailable"
     for classes, kind in _KINDS:
         if isinstance(error, classes):

@@ -56,3 +56,10 @@ def test_no_host_available_takes_the_kind_its_hosts_agree_on(causes, kind):
 def test_the_kinds_are_the_contracts_label_values():
     families = {family["name"]: family for family in json.loads(CONTRACT.read_text())["metrics"]}
     assert tuple(families["telemetry_gateway_write_errors_total"]["labels"]["error"]) == ERROR_KINDS
+
+
+def test_no_host_available_with_a_list_of_hosts_is_unavailable():
+    """The driver's connect with a keyspace raises NoHostAvailable with a list, not a dict of errors: a kind, not
+    a crash of the sender."""
+    assert error_kind(NoHostAvailable("Unable to connect to any servers using keyspace 'x'", ["127.0.0.1"])) \
+        == "unavailable"
