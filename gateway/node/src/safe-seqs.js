@@ -8,8 +8,9 @@
 // newest seqs until no held frame has an id at or below the group's highest. Pure bookkeeping: the spool says
 // which ids are still held and writes the rows.
 
-// Deferred: with writable rows, at most this long without a commit (a healthy link writes a row every ~5 s).
-export const ROWS_MAX_WAIT_MS = 5000;
+// Deferred: rows are written at most this often. Each write touches a page of its own (a table of its own), so
+// writing them with every stamp-ceiling commit would double what a healthy link writes to the SD card.
+export const ROWS_INTERVAL_MS = 30_000;
 
 /** The newest (by arrival) seq and ts_ms per source among frames (rows with a `seq`; null or absent: no seq, e.g.
  * legacy JSON or the room board's CSV, which changes nothing): a Map source → [seq, ts_ms]. */
@@ -67,10 +68,10 @@ export class SafeSeqs {
     return [...rows];
   }
 
-  /** Milliseconds until writable rows need a commit of their own (0 or less: now), given the last commit's time;
-   * null while none wait. */
-  dueInMs(lastCommitAt, now) {
-    return this.writable.size ? lastCommitAt + ROWS_MAX_WAIT_MS - now : null;
+  /** Milliseconds until writable rows are to be written (0 or less: now, with any commit or one of their own),
+   * given when rows were last written; null while none wait. */
+  dueInMs(lastWrittenAt, now) {
+    return this.writable.size ? lastWrittenAt + ROWS_INTERVAL_MS - now : null;
   }
 
   /** The commit holding rows() is done. */

@@ -12,14 +12,14 @@
 // succeeded (setLink()) and the spool file holds no frame as of the last commit. Otherwise every held frame is due
 // at once and new frames are committed as they come, as with "batch": while Cassandra is away or failing the file
 // is the only copy. Each source's last safe seq goes into source_seqs once no held frame precedes it (safe-seqs.js),
-// with the next commit made anyway, or after ROWS_MAX_WAIT_MS by one of its own.
+// at most every ROWS_INTERVAL_MS: with the first commit made anyway after it, or by one of its own.
 //
 // The few commits made are synchronous=FULL (fsynced inside the commit, on the event loop): a ceiling is then on
 // the disk before the frames it covers count as spooled, with no WAL fsync to await (wal-sync.js is batch's).
 
 import { HeldFrames, MAX_HELD, mergeById } from './held-frames.js';
 import { ReceiptCeilings } from './receipt-ceilings.js';
-import { ROWS_MAX_WAIT_MS, SafeSeqs, newestSeqs } from './safe-seqs.js';
+import { ROWS_INTERVAL_MS, SafeSeqs, newestSeqs } from './safe-seqs.js';
 import { Spool, SpoolFull, stampEntries } from './spool.js';
 
 // The WAL of a healthy link holds only a few small commits (receipt-stamp ceilings): copying them into the
@@ -45,7 +45,7 @@ export class DeferredSpool extends Spool {
     this._connected = false;
     this._writeOk = true;
     this._safeSeqs = new SafeSeqs();
-    this._lastCommitAt = clock();
+    this._seqsWrittenAt = clock(); // when source_seqs rows were last written
     // Held frames take ids above every id the spool has given, as AUTOINCREMENT would.
     this._committedMaxId = this._db.prepare('SELECT coalesce(max(id), 0) FROM frames').pluck().get();
     const sequence = this._db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'frames'").pluck().get();
@@ -97,7 +97,7 @@ export class DeferredSpool extends Spool {
     if (this._held.size && !this.holding) return 0;
     const now = this._clock();
     const at = this._held.dueAt();
-    const delays = [at === null ? null : at - now, this._safeSeqs.dueInMs(this._lastCommitAt, now)]
+    const delays = [at === null ? null : at - now, this._safeSeqs.dueInMs(this._seqsWrittenAt, now)]
       .filter((delay) => delay !== null);
     return delays.length ? Math.max(0, Math.min(...delays)) : null;
   }
@@ -116,14 +116,14 @@ export class DeferredSpool extends Spool {
     // The lowest id still held once this commit is done: the due frames are the oldest held.
     const lowestHeld = this._held.lowestId(due.length) ?? (holding && fresh.length ? fresh[0].id : null);
     const seqs = this._safeSeqs.rowsIf(lowestHeld, group);
-    const seqsDue = seqs.length > 0 && (final || now - this._lastCommitAt >= ROWS_MAX_WAIT_MS);
+    const seqsDue = seqs.length > 0 && (final || now - this._seqsWrittenAt >= ROWS_INTERVAL_MS);
     const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps);
     const commit = committing.length || deletes.length || rows.length || seqsDue;
-    if (commit) this._commitWithRoom(committing, deletes, rows, seqs);
+    if (commit) this._commitWithRoom(committing, deletes, rows, seqsDue ? seqs : []);
     if (group !== null) this._safeSeqs.accepted(...group);
     this._safeSeqs.release(lowestHeld);
-    if (commit) {
-      this._lastCommitAt = now;
+    if (seqsDue) {
+      this._seqsWrittenAt = now;
       this._safeSeqs.written();
     }
     this._nextId += fresh.length;

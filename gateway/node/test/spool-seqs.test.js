@@ -12,7 +12,7 @@ import { frame as decodedFrame } from '../src/decoded.js';
 import { FrameAcceptor } from '../src/frame-acceptor.js';
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
-import { ROWS_MAX_WAIT_MS } from '../src/safe-seqs.js';
+import { ROWS_INTERVAL_MS } from '../src/safe-seqs.js';
 import { DeferredSpool } from '../src/spool-deferred.js';
 import { FORMAT_VERSION, Spool, newFrame } from '../src/spool.js';
 import { scratchPaths } from '../test-support/scratch.js';
@@ -69,7 +69,7 @@ describe('source_seqs with deferred', () => {
     return spool;
   }
 
-  it('names a frame only once it and every frame before it are safe; written with a commit made anyway', () => {
+  it('names a frame only once it and every frame before it are safe; written at most every ROWS_INTERVAL_MS', () => {
     const clock = { now: 0 };
     const spool = openDeferred(clock);
     spool.commit([seqFrame('G', 1, 10), seqFrame('G', 2, 11), seqFrame('H', 7, 12)], []); // ids 1-3, held
@@ -80,13 +80,13 @@ describe('source_seqs with deferred', () => {
     assert.deepEqual(stored(spool), {});
     assert.equal(spool.flushDelayMs(), 150); // frame 4 is due first
     clock.now = 160;
-    spool.commit([], [], { G: 10_000 }); // a receipt-stamp ceiling: a commit made anyway
-    assert.deepEqual(stored(spool), { G: [2, 11], H: [7, 12] }); // not G 3: frame 4 is still held
+    spool.commit([], [], { G: 10_000 }); // a receipt-stamp ceiling: a commit made anyway, before the interval
+    assert.deepEqual(stored(spool), {});
     clock.now = 200;
-    spool.commit([], [[4, 4]]); // nothing to commit: the row waits
-    assert.deepEqual(stored(spool), { G: [2, 11], H: [7, 12] });
-    assert.equal(spool.flushDelayMs(), 160 + ROWS_MAX_WAIT_MS - 200);
-    clock.now = 160 + ROWS_MAX_WAIT_MS; // 5 s without a commit: one of its own
+    spool.commit([], [[4, 4]]); // nothing to commit: the rows wait for the interval
+    assert.deepEqual(stored(spool), {});
+    assert.equal(spool.flushDelayMs(), ROWS_INTERVAL_MS - 200);
+    clock.now = ROWS_INTERVAL_MS; // the interval is up: a commit of its own
     assert.equal(spool.flushDelayMs(), 0);
     spool.commit([], []);
     assert.deepEqual(stored(spool), { G: [3, 13], H: [7, 12] });
@@ -94,16 +94,16 @@ describe('source_seqs with deferred', () => {
     spool.close();
   });
 
-  it('writes a committed frame\'s row in its commit, and held frames\' rows at the stop', () => {
+  it('writes the rows of committed frames no sooner than the interval, and every safe row at the stop', () => {
     const clock = { now: 0 };
     const spool = openDeferred(clock);
     spool.commit([seqFrame('G', 1, 10)], []); // id 1, held
     clock.now = 200;
-    spool.commit([seqFrame('G', 2, 11)], []); // 1 is due: committed, with its row; 2 held
-    assert.deepEqual(stored(spool), { G: [1, 10] });
+    spool.commit([seqFrame('G', 2, 11)], []); // 1 is due: committed, its row waits for the interval; 2 held
+    assert.deepEqual(stored(spool), {});
     assert.equal(spool.heldFrames, 1);
     spool.commit([seqFrame('G', 3, 12)], []); // the file holds a frame: 2 is due at once, 3 committed with it
-    assert.deepEqual(stored(spool), { G: [3, 12] });
+    assert.deepEqual(stored(spool), {});
     assert.equal(spool.heldFrames, 0);
     spool.commit([], [[1, 3]]);
     spool.commit([seqFrame('H', 9, 20), seqFrame('H', null, 21)], []); // held again

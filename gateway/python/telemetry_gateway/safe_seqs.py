@@ -12,7 +12,9 @@ from collections import deque
 
 Seqs = dict[str, tuple[int, int]]  # source -> (seq, ts_ms) of its newest frame
 
-ROWS_MAX_WAIT_S = 5.0  # deferred: with writable rows, at most this long without a commit
+# Deferred: rows are written at most this often. Each write touches a page of its own (a table of its own), so
+# writing them with every stamp-ceiling commit would double what a healthy link writes to the SD card.
+ROWS_INTERVAL_S = 30.0
 
 
 class SafeSeqs:
@@ -34,9 +36,10 @@ class SafeSeqs:
         """The rows to write with the next commit (they stay here until written() says it is done)."""
         return self._writable
 
-    def due_s(self, last_commit_at: float, now: float) -> float:
-        """Seconds until writable rows need a commit of their own (0 or less: now); inf when none wait."""
-        return last_commit_at + ROWS_MAX_WAIT_S - now if self._writable else float("inf")
+    def due_s(self, last_written_at: float, now: float) -> float:
+        """Seconds until writable rows are to be written (0 or less: now, with any commit or one of their own);
+        inf when none wait."""
+        return last_written_at + ROWS_INTERVAL_S - now if self._writable else float("inf")
 
     def written(self) -> None:
         self._writable = {}

@@ -154,7 +154,7 @@ class Spool:
         self._held = HeldFrames(hold_ms / 1000)
         self._link_ok = False  # connected to Cassandra, and its last write succeeded (set_link)
         self._safe_seqs = SafeSeqs()
-        self._last_commit_at = time.monotonic()
+        self._seqs_written_at = time.monotonic()  # deferred: when source_seqs rows were last written
         self._ceilings = ReceiptCeilings(dict(self._db.execute("SELECT source, last_ts_ms FROM receipt_stamps")),
                                          max_sources=1000)
 
@@ -312,7 +312,6 @@ class Spool:
             return 0
         with self._lock:
             self._commit_with_room(frames, acked, receipt_stamps, seqs if frames else None)
-            self._last_commit_at = now
         return len(frames)
 
     def _commit_deferred(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
@@ -332,12 +331,13 @@ class Spool:
             due_ids = {frame.id for frame in due}
             lowest_held = self._held.lowest_id(due_ids)
             self._safe_seqs.release(new[0].id if holding and new and lowest_held is None else lowest_held)
-            seq_rows = self._safe_seqs.rows()
-            seqs_due = seq_rows and (final or self._safe_seqs.due_s(self._last_commit_at, now) <= 0)
+            seqs_due = bool(self._safe_seqs.rows()) and (
+                final or self._safe_seqs.due_s(self._seqs_written_at, now) <= 0)
             if due or delete or rows or seqs_due:
-                self._commit_with_room(due, delete, rows, seq_rows)
-                self._last_commit_at = now
-                self._safe_seqs.written()
+                self._commit_with_room(due, delete, rows, self._safe_seqs.rows() if seqs_due else None)
+                if seqs_due:
+                    self._seqs_written_at = now
+                    self._safe_seqs.written()
             self._next_id += len(new)
             if due:
                 self._committed_max_id = max(self._committed_max_id, due[-1].id)  # before they leave memory
@@ -354,7 +354,7 @@ class Spool:
             return float("inf")
         if len(self._held) and not self.holding:
             return 0.0
-        return min(self._held.next_due_s(now), self._safe_seqs.due_s(self._last_commit_at, now))
+        return min(self._held.next_due_s(now), self._safe_seqs.due_s(self._seqs_written_at, now))
 
     def flush_due(self, now: float | None = None) -> bool:
         """Whether a commit with nothing new is due (deferred): for an otherwise idle loop."""

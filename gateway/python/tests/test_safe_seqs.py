@@ -1,6 +1,6 @@
 """SafeSeqs: a source's seq is stored only once it and every frame before it are safe (spool.md)."""
 
-from telemetry_gateway.safe_seqs import ROWS_MAX_WAIT_S, SafeSeqs
+from telemetry_gateway.safe_seqs import ROWS_INTERVAL_S, SafeSeqs
 
 
 def test_a_group_is_writable_only_once_nothing_at_or_below_its_highest_id_is_held():
@@ -17,13 +17,13 @@ def test_a_group_is_writable_only_once_nothing_at_or_below_its_highest_id_is_hel
     assert seqs.rows() == {}
 
 
-def test_writable_rows_ask_for_a_commit_once_none_was_made_for_a_while():
+def test_writable_rows_are_due_an_interval_after_the_last_write():
     seqs = SafeSeqs()
-    assert seqs.due_s(last_commit_at=0.0, now=100.0) == float("inf")
+    assert seqs.due_s(last_written_at=0.0, now=100.0) == float("inf")
     seqs.accepted(1, {"A": (1, 1)})
     seqs.release(None)
-    assert seqs.due_s(last_commit_at=10.0, now=11.0) == ROWS_MAX_WAIT_S - 1
-    assert seqs.due_s(last_commit_at=10.0, now=10.0 + ROWS_MAX_WAIT_S) <= 0
+    assert seqs.due_s(last_written_at=10.0, now=11.0) == ROWS_INTERVAL_S - 1
+    assert seqs.due_s(last_written_at=10.0, now=10.0 + ROWS_INTERVAL_S) <= 0
 
 
 def test_frames_without_seqs_change_nothing():
