@@ -44,7 +44,7 @@ def submit_job(host: str, keyspace: str, job: str, *args: str, master: str = "lo
                timeout: float = 300) -> subprocess.CompletedProcess:
     """Runs `analytics/submit [--master M] JOB ARGS` against host and keyspace; returns the CompletedProcess
     (spark-submit merges the job's stdout and stderr into stdout) and fails the test with the output on a non-zero
-    exit. Also for other suites (gateway/conformance/test_day_marks.py)."""
+    exit. Also for other suites (gateway/conformance/test_day_marks_spark.py)."""
     env = {**os.environ, "TELEMETRY_CASSANDRA_HOSTS": host, "TELEMETRY_CASSANDRA_KEYSPACE": keyspace}
     done = subprocess.run([str(SUBMIT), "--master", master, job, *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
