@@ -18,7 +18,7 @@ from process_usage import cassandra_pid, cpu_seconds
 
 INSERT = "INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)"
 # gateway/contract/config.md: the one annotated example shows every key at its default.
-EXAMPLE_CONFIG = ROOT / "gateway" / "python" / "telemetry-gateway.example.toml"
+EXAMPLE_CONFIG = ROOT / "gateway" / "contract" / "telemetry-gateway.example.toml"
 
 
 def gateway_batching() -> tuple[int, int]:

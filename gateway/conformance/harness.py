@@ -2,7 +2,7 @@
 (any implementation: GATEWAY_COMMAND), its Prometheus metrics, and what landed in Cassandra.
 
 The contract a gateway meets here is written in gateway/contract/: it takes `run --config FILE` with the keys of
-config.md (example: gateway/python/telemetry-gateway.example.toml), exposes the metrics of metrics.json on
+config.md (example: gateway/contract/telemetry-gateway.example.toml), exposes the metrics of metrics.json on
 [metrics] listen, and keeps its spool in the SQLite layout of spool.sql (table `frames`). Boards are simulated with
 telemetry_board_sim (firmware/board_sim), never with a gateway's own code.
 """

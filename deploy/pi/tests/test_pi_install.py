@@ -28,7 +28,7 @@ from telemetry_board_sim import encode_frame
 from unit_sandbox import SYSTEMD_PATH, start_unit
 
 INSTALL, UNINSTALL = PI / "install", PI / "uninstall"
-EXAMPLE = ROOT / "gateway" / "python" / "telemetry-gateway.example.toml"
+EXAMPLE = ROOT / "gateway" / "contract" / "telemetry-gateway.example.toml"
 NODE_MODULES = ROOT / "gateway" / "node" / "node_modules"
 # What install writes outside the gateway's own folder under /opt.
 INSTALLED = ["etc/sysusers.d/telemetry-gateway.conf", "etc/telemetry-gateway", "etc/telemetry-gateway/config.toml",

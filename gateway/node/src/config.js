@@ -2,7 +2,7 @@
 //
 // TELEMETRY_<SECTION>_<KEY> overrides [section] key (e.g. TELEMETRY_CASSANDRA_HOSTS=10.0.0.5,10.0.0.6);
 // command-line flags override both. The rules (types, ranges, errors) are gateway/contract/config.md; the
-// documented example is gateway/python/telemetry-gateway.example.toml. The resolved config has the Python
+// documented example is gateway/contract/telemetry-gateway.example.toml. The resolved config has the Python
 // gateway's field names (config.spool.fsync_interval_ms, config.serial.ports[0].baud ...) and is frozen.
 
 import { readFileSync } from 'node:fs';

@@ -16,7 +16,7 @@ import { pyFloat, pyRepr, RULES } from '../src/config-error.js';
 const CONTRACT = fileURLToPath(new URL('../../contract/', import.meta.url));
 const VECTORS = join(CONTRACT, 'config-vectors');
 const INDEX = JSON.parse(readFileSync(join(VECTORS, 'index.json'), 'utf8'));
-const EXAMPLE = fileURLToPath(new URL('../../python/telemetry-gateway.example.toml', import.meta.url));
+const EXAMPLE = fileURLToPath(new URL('../../contract/telemetry-gateway.example.toml', import.meta.url));
 const SCRATCH = mkdtempSync(join(tmpdir(), 'config-test-'));
 after(() => rmSync(SCRATCH, { recursive: true, force: true }));
 

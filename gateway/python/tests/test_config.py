@@ -10,7 +10,7 @@ import pytest
 from telemetry_gateway.config import Config, ConfigError, load_config, read_credentials
 from telemetry_gateway.serial_port_entries import SerialPort
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "telemetry-gateway.example.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "contract" / "telemetry-gateway.example.toml"
 
 
 def test_the_example_documents_every_key_and_loads():
