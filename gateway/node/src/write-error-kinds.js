@@ -1,69 +1,82 @@
-// Failed Cassandra requests by kind: portable words for the write_errors metric (gateway/contract/metrics.json),
-// the same in every gateway, instead of one language's exception names (the Python gateway's
-// write_error_kinds.py).
+// Failed Cassandra requests by kind (gateway/contract/cassandra-writes.md, "Error kinds"): the server's error code
+// or the failure's condition decides the kind, a portable word for the write_errors metric.
 //
-// The Python mapping, class by class, and what cassandra-driver 4.10 hands over for the same failure:
-// - timeout: the server's write and read timeouts (ResponseError writeTimeout, readTimeout: not the *Failure
-//   codes), the client's request timeout (OperationTimedOutError), a socket timeout (Python's TimeoutError:
-//   ETIMEDOUT, or the driver's 'Connection timeout' when connecting takes too long);
-// - unavailable: too few replicas alive (unavailableException), a bootstrapping node (isBootstrapping), a lost or
-//   refused connection (Python's ConnectionException and ConnectionError: the driver's 'Socket was closed', which
-//   it marks isSocketError, and ECONNREFUSED, ECONNRESET, ECONNABORTED, EPIPE, ESHUTDOWN);
-// - overloaded: the server's overloaded error;
-// - unauthorized: no permission (unauthorized), a refused login (badCredentials, AuthenticationError);
-// - invalid: the server's invalid request error (invalid) only: a syntax, configuration or already-exists error
-//   is "other" in Python too (its SyntaxException is not an InvalidRequest);
-// - other: everything else (truncate, read/write/function failures, server and protocol errors, a busy
-//   connection, a wrong parameter type...).
+// kindOf() is the contract's table; conditionOf() reads the code or condition off what the driver gives.
 
 import cassandra from 'cassandra-driver';
 
-const { errors, types } = cassandra;
-const CODE = types.responseErrorCodes;
+const { errors } = cassandra;
 
 /** The label values of write_errors{error}, in the contract's order. */
 export const ERROR_KINDS = Object.freeze(['timeout', 'unavailable', 'overloaded', 'unauthorized', 'invalid', 'other']);
 
-const RESPONSE_KINDS = new Map([
-  [CODE.writeTimeout, 'timeout'],
-  [CODE.readTimeout, 'timeout'],
-  [CODE.unavailableException, 'unavailable'],
-  [CODE.isBootstrapping, 'unavailable'],
-  [CODE.overloaded, 'overloaded'],
-  [CODE.unauthorized, 'unauthorized'],
-  [CODE.badCredentials, 'unauthorized'],
-  [CODE.invalid, 'invalid'],
+/** The server's error codes (CQL native protocol, "Error codes") that are not "other". */
+export const SERVER_ERROR_KINDS = new Map([
+  [0x1100, 'timeout'], // Write_timeout
+  [0x1200, 'timeout'], // Read_timeout
+  [0x1000, 'unavailable'], // Unavailable
+  [0x1002, 'unavailable'], // Is_bootstrapping
+  [0x1001, 'overloaded'], // Overloaded
+  [0x0100, 'unauthorized'], // Bad credentials
+  [0x2100, 'unauthorized'], // Unauthorized
+  [0x2000, 'invalid'], // Syntax_error
+  [0x2200, 'invalid'], // Invalid
+  [0x2300, 'invalid'], // Config_error
+  [0x2400, 'invalid'], // Already_exists
 ]);
 
-// Node's socket errors by errno name: those of Python's TimeoutError and ConnectionError subclasses.
-const SOCKET_KINDS = new Map([
-  ['ETIMEDOUT', 'timeout'],
-  ['ECONNREFUSED', 'unavailable'],
-  ['ECONNRESET', 'unavailable'],
-  ['ECONNABORTED', 'unavailable'],
-  ['EPIPE', 'unavailable'],
-  ['ESHUTDOWN', 'unavailable'],
+export const CONDITION_KINDS = new Map([
+  ['request_timeout', 'timeout'],
+  ['connect_timeout', 'timeout'],
+  ['connection_refused', 'unavailable'],
+  ['connection_closed', 'unavailable'],
+  ['host_unreachable', 'unavailable'],
+  ['authentication_refused', 'unauthorized'],
 ]);
 
 /**
- * One of ERROR_KINDS. NoHostAvailableError is what the driver gives once every host failed: its hosts' errors
- * (innerErrors, by address) tell why (every host overloaded, the credentials refused); when they do not agree,
- * or there are none, it is "unavailable".
+ * One of ERROR_KINDS for a condition: a server error code (a number), a named condition (a string), or
+ * {noHostReachable: [each host's condition]}. No host reachable takes the kind its hosts agree on, unless that is
+ * "other"; else it is "unavailable".
  */
-export function errorKind(error) {
+export function kindOf(condition) {
+  if (typeof condition === 'number') return SERVER_ERROR_KINDS.get(condition) ?? 'other';
+  if (typeof condition === 'string') return CONDITION_KINDS.get(condition) ?? 'other';
+  const kinds = new Set(condition.noHostReachable.map(kindOf));
+  const [kind] = kinds;
+  return kinds.size === 1 && kind !== 'other' ? kind : 'unavailable';
+}
+
+// Socket errors by their POSIX error name.
+const ERRNO_CONDITIONS = new Map([
+  ['ETIMEDOUT', 'connect_timeout'],
+  ['ECONNREFUSED', 'connection_refused'],
+  ['ECONNRESET', 'connection_closed'],
+  ['ECONNABORTED', 'connection_closed'],
+  ['EPIPE', 'connection_closed'],
+  ['ESHUTDOWN', 'connection_closed'],
+  ['EHOSTUNREACH', 'host_unreachable'],
+  ['ENETUNREACH', 'host_unreachable'],
+]);
+
+/** The condition of what the driver gives for a failed request or connect. */
+export function conditionOf(error) {
   if (error instanceof errors.NoHostAvailableError) {
-    const kinds = new Set(Object.values(error.innerErrors ?? {}).map(errorKind));
-    const [kind] = kinds;
-    return kinds.size === 1 && kind !== 'other' ? kind : 'unavailable';
+    return { noHostReachable: Object.values(error.innerErrors ?? {}).map(conditionOf) };
   }
-  if (error instanceof errors.ResponseError) return RESPONSE_KINDS.get(error.code) ?? 'other';
-  if (error instanceof errors.OperationTimedOutError) return 'timeout';
-  if (error instanceof errors.AuthenticationError) return 'unauthorized';
+  if (error instanceof errors.ResponseError) return error.code;
+  if (error instanceof errors.OperationTimedOutError) return 'request_timeout';
+  if (error instanceof errors.AuthenticationError) return 'authentication_refused';
   if (error instanceof errors.DriverError) {
-    if (error.isSocketError) return 'unavailable';
-    if (error.message === 'Connection timeout') return 'timeout';
+    if (error.isSocketError) return 'connection_closed';
+    if (error.message === 'Connection timeout') return 'connect_timeout'; // the driver's connectTimeout passed
     return 'other';
   }
-  if (error instanceof Error && typeof error.code === 'string') return SOCKET_KINDS.get(error.code) ?? 'other';
+  if (error instanceof Error && typeof error.code === 'string') return ERRNO_CONDITIONS.get(error.code) ?? 'other';
   return 'other';
+}
+
+/** The kind of what the driver gives. */
+export function errorKind(error) {
+  return kindOf(conditionOf(error));
 }

@@ -1,8 +1,10 @@
-"""The one retry schedule: Cassandra requests, reconnects and serial ports that fail to open back off alike."""
+"""The one retry schedule (gateway/contract/cassandra-writes.md, "Retry schedule"): Cassandra requests, connects,
+reconnects and serial ports that fail to open back off alike."""
 
 from __future__ import annotations
 
 
 def backoff_s(attempts: int, max_s: float) -> float:
-    """Seconds to wait after the attempts-th failure in a row: 0.2, 0.4, 0.8 ... up to max_s."""
+    """Seconds to wait after the attempts-th failure in a row: 0.2, 0.4, 0.8 ... (the doubling stops at the 10th)
+    up to max_s; no jitter."""
     return min(max_s, 0.1 * 2 ** min(attempts, 10))

@@ -1,4 +1,5 @@
-"""Failed requests wait for their next attempt on the one backoff schedule (backoff.py)."""
+"""Failed requests wait for their next attempt on the one backoff schedule (backoff.py; the contract's
+cassandra-writes.md, "Retry schedule")."""
 
 from __future__ import annotations
 

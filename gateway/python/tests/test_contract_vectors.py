@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from telemetry_gateway.backoff import backoff_s
 from telemetry_gateway.config import Config, DecodeConfig, TimeConfig
 from telemetry_gateway.day_marks import DayMarks, mark_instant
 from telemetry_gateway.frame import Frame
@@ -23,6 +24,7 @@ from telemetry_gateway.seq_tracker import REMEMBERED_SEQS
 from telemetry_gateway.reading_values import pack_values
 from telemetry_gateway.spool import NewFrame, SpooledFrame, Spool
 from telemetry_gateway.timestamps import DAY_MS
+from telemetry_gateway.write_error_kinds import NoHostReachable, kind_of
 from telemetry_gateway.write_plan import plan_writes
 
 VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
@@ -251,6 +253,29 @@ def test_day_marks(case):
         assert got == want, f"step {number}: {step}"
 
 
+# --- the retry schedule and error kinds (cassandra-writes.md) -------------------------------------------------------
+@cases("retry.jsonl")
+def test_retry(case):
+    for step in case["steps"]:
+        delay_ms = backoff_s(step["failures"], case["params"]["retry_max_s"]) * 1000
+        assert delay_ms == pytest.approx(step["expect"]["delay_ms"], abs=1e-6), f"after {step['failures']} failures"
+
+
+def condition(vector):
+    """A vector's condition as kind_of takes it: a server error code, a condition's name, or no host reachable."""
+    if "server_error" in vector:
+        return int(vector["server_error"], 16)
+    if "condition" in vector:
+        return vector["condition"]
+    return NoHostReachable(tuple(condition(host) for host in vector["no_host_reachable"]))
+
+
+@cases("error_kinds.jsonl")
+def test_error_kinds(case):
+    assert kind_of(condition(case["condition"])) == case["expect"]["kind"]
+
+
 def test_every_vector_file_is_driven():
-    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl"}
+    driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl",
+              "retry.jsonl", "error_kinds.jsonl"}
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven
