@@ -23,7 +23,7 @@ from .frame import Frame
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .seq_tracker import NEXT, SeqTracker
-from .safe_seqs import Seqs
+from .spool.safe_seqs import Seqs
 from .spool import NewFrame, Spool, SpoolFull
 from .timestamps import DAY_MS, Stamper
 

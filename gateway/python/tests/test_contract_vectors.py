@@ -188,7 +188,7 @@ def test_write_plan(case):
 def test_hold(case, tmp_path):
     params = case["params"]
     spool = Spool(tmp_path / "spool.sqlite", fsync="deferred", hold_ms=params["hold_ms"])
-    spool._held._max_held = params["max_held"]
+    spool._policy._held._max_held = params["max_held"]
     try:
         accepted = 0
         for number, step in enumerate(case["steps"]):
@@ -205,7 +205,7 @@ def test_hold(case, tmp_path):
             else:
                 spool.commit([], [tuple(step["ack"])] if "ack" in step else [], now=now)
             after = file_ids(spool)
-            got = {"committed": sorted(after - before), "held": sorted(f.id for f in spool._held.take(0, 10**6)),
+            got = {"committed": sorted(after - before), "held": sorted(f.id for f in spool._policy._held.take(0, 10**6)),
                    "file": sorted(after), "holding": spool.holding}
             assert got == step["expect"], f"step {number}: {step}"
     finally:
@@ -277,5 +277,5 @@ def test_error_kinds(case):
 
 def test_every_vector_file_is_driven():
     driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl",
-              "retry.jsonl", "error_kinds.jsonl"}
+              "retry.jsonl", "error_kinds.jsonl", "log_fields.jsonl", "decode_text.jsonl"}  # the last two: test_logs.py, test_decode_command.py
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven

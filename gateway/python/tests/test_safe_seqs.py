@@ -1,6 +1,6 @@
 """SafeSeqs: a source's seq is stored only once it and every frame before it are safe (spool.md)."""
 
-from telemetry_gateway.safe_seqs import ROWS_INTERVAL_S, SafeSeqs
+from telemetry_gateway.spool.safe_seqs import ROWS_INTERVAL_S, SafeSeqs
 
 
 def test_a_group_is_writable_only_once_nothing_at_or_below_its_highest_id_is_held():

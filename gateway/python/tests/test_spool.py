@@ -8,6 +8,7 @@ import pytest
 from conftest import fill_disk
 
 from telemetry_gateway.spool import DRAIN_RESERVE_BYTES, FORMAT_VERSION, RESERVE_BYTES, NewFrame, Spool, SpoolFormatError, SpoolFull
+from telemetry_gateway.spool import room as room_module
 
 
 def frames(n, start=0, source="G"):
@@ -222,7 +223,7 @@ def test_a_disk_that_stays_full_still_drains_in_steps(small_tmpfs):
     taken = spool.take(0, 10**6)
     everything = [(taken[0].id, taken[-1].id)]
     with pytest.raises(SpoolFull):
-        spool._commit_once([], everything, None)  # the one big transaction does not fit
+        spool._store.commit([], everything, None)  # the one big transaction does not fit
     spool.commit([], everything)
     assert spool.depth == 0 and spool.take(0, 10) == []
     with pytest.raises(SpoolFull):  # new frames still wait for room; acknowledged ones still go
@@ -273,7 +274,7 @@ def test_when_the_reserve_lets_reading_resume(tmp_path, monkeypatch, frames_in_f
     if kept:
         with open(spool.reserve_path, "wb") as f:
             f.truncate(kept)
-    spool._disk_depth = frames_in_file
-    monkeypatch.setattr(spool, "_disk_free", lambda: free)
-    assert spool._keep_reserve() is resumes
+    spool._store.depth = frames_in_file
+    monkeypatch.setattr(room_module, "disk_free", lambda _path: free)
+    assert spool._room.keep_reserve() is resumes
     spool.close()

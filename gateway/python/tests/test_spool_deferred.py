@@ -4,10 +4,10 @@ its pure parts: held frames and receipt-stamp ceilings. Time is passed in (now=.
 import sqlite3
 
 from telemetry_gateway.config import Config
-from telemetry_gateway.held_frames import HeldFrames
+from telemetry_gateway.spool.held_frames import HeldFrames
 from telemetry_gateway.ingest import RESUME_RETRY_S, RESUME_WAIT_S, Ingest
 from telemetry_gateway.metrics import Metrics
-from telemetry_gateway.receipt_ceilings import LEAD_MS, ReceiptCeilings
+from telemetry_gateway.spool.receipt_ceilings import LEAD_MS, ReceiptCeilings
 from telemetry_gateway.spool import NewFrame, Spool, SpooledFrame
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from telemetry_gateway.spool import Spool
-from telemetry_gateway.spool_schema import format_version, split_statements
+from telemetry_gateway.spool.schema import format_version, split_statements
 
 CONTRACT_SQL = (Path(__file__).resolve().parents[2] / "contract" / "spool.sql").read_text()
 

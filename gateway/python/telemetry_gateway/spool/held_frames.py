@@ -1,8 +1,8 @@
 """Frames held in memory by the deferred spool policy (gateway/contract/spool.md, "`deferred` in detail"): each has
 its id already; the ones Cassandra acknowledges in time are never written, the others are committed once due.
 
-Pure bookkeeping, no I/O: the spool (spool.py) decides when to commit. One thread holds and drops frames, another
-takes them (the sender), so every method takes the lock.
+Pure bookkeeping, no I/O: the deferred policy (policies.py) decides when to commit. One thread holds and drops
+frames, another takes them (the sender), so every method takes the lock.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from .spool import SpooledFrame
+    from .store import SpooledFrame
 
 MAX_HELD = 5000  # past this many the oldest are committed at once: memory stays bounded while Cassandra is slow
 
