@@ -35,14 +35,15 @@ python-env: $(VENV)/.installed
 # Lock files: requirements.lock (gateway, schema, tests) and one per part that needs more (analytics: Spark).
 LOCK_FILES := requirements.lock $(wildcard analytics/requirements.lock)
 
-$(VENV)/.installed: $(LOCK_FILES) gateway/python/pyproject.toml firmware/board_sim/pyproject.toml \
-		schema/pyproject.toml
+# The repo's own Python packages, each a folder with a pyproject.toml, installed editable (tests and tools import
+# them by name; none is found through a path).
+PY_PACKAGES := lib/telemetry_cassandra gateway/python firmware/board_sim schema gateway/conformance analytics analytics/kit
+
+$(VENV)/.installed: $(LOCK_FILES) $(addsuffix /pyproject.toml,$(PY_PACKAGES))
 	@test -x $(PYTHON) || python3 -m venv $(VENV)
 	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps $(addprefix -r ,$(LOCK_FILES))
 	@# The editable install builds with the pinned setuptools already in the venv, not an unpinned download.
-	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e gateway/python
-	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e firmware/board_sim
-	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e schema
+	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation $(addprefix -e ,$(PY_PACKAGES))
 	@$(PYTHON) -m pip check >/dev/null || { $(PYTHON) -m pip check; exit 1; }
 	@touch $@
 	@echo "Python environment ready in $(VENV)"

@@ -20,7 +20,7 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
 from telemetry_cassandra import cluster_from_env
 
-from harness import GATEWAY_COMMANDS
+from telemetry_conformance import GATEWAY_COMMANDS
 
 ROOT = Path(__file__).resolve().parent
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"

@@ -11,10 +11,11 @@ from datetime import date
 
 import pytest
 
-import fixtures  # noqa: F401  (puts analytics/ on sys.path)
-import reference
-from fixtures import assert_matches, keyspace, loader, ms, submit, summary_rows, thinned  # noqa: F401  (fixtures)
-from telemetry_analytics.loader import Reading, greenhouse_readings
+from telemetry_analytics_kit import reference
+from telemetry_analytics_kit.checks import assert_matches, summary_rows
+from telemetry_analytics_kit.loader import Reading, greenhouse_readings
+
+from analytics_fixtures import keyspace, loader, ms, submit, thinned  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.cassandra
 TZ = "Europe/Zagreb"

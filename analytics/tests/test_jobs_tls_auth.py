@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from telemetry_analytics_kit import reference
+from telemetry_analytics_kit.checks import assert_matches, summary_rows
+from telemetry_analytics_kit.loader import CassandraLoader, greenhouse_readings
 from telemetry_cassandra import connect_cluster, read_credentials_file
 
+from analytics_fixtures import ms, thinned
 from deploy.tls.tls_node import TlsNode, clean_env, make_test_certs
-
-import fixtures  # noqa: F401  (puts analytics/ on sys.path)
-import reference
-from fixtures import assert_matches, ms, summary_rows, thinned
-from telemetry_analytics.loader import CassandraLoader, greenhouse_readings
 
 pytestmark = pytest.mark.cassandra
 

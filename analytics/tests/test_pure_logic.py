@@ -8,7 +8,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import fixtures  # noqa: F401  (puts analytics/ on sys.path)
 from telemetry_analytics.job_options import parse_daily, parse_report
 from telemetry_analytics.local_days import (BadInput, hours_in_local_day, local_day_window, local_days_of_utc_day,
                                             parse_month, utc_days_of_local_day, zone)

@@ -11,12 +11,12 @@ from datetime import date, datetime, time, timezone
 
 import pytest
 
-import fixtures  # noqa: F401  (puts analytics/ on sys.path)
-import reference
-from chromium_shot import hex_rgb, screenshot
-from fixtures import keyspace, loader, submit  # noqa: F401  (fixtures)
-from telemetry_analytics.loader import greenhouse_readings
 from telemetry_analytics.svg_charts import BAND_FILL, BAR_FILL
+from telemetry_analytics_kit import reference
+from telemetry_analytics_kit.loader import greenhouse_readings
+
+from analytics_fixtures import keyspace, loader, submit  # noqa: F401  (fixtures)
+from chromium_shot import hex_rgb, screenshot
 
 pytestmark = pytest.mark.cassandra
 TZ = "Europe/Zagreb"

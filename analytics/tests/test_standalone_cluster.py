@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import fixtures  # noqa: F401  (puts analytics/ on sys.path)
-import reference
-from fixtures import assert_matches, keyspace, loader, submit, summary_rows  # noqa: F401  (fixtures)
-from telemetry_analytics.loader import greenhouse_readings
+from telemetry_analytics_kit import reference
+from telemetry_analytics_kit.checks import assert_matches, summary_rows
+from telemetry_analytics_kit.loader import greenhouse_readings
+
+from analytics_fixtures import keyspace, loader, submit  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.cassandra
 SPARK_HOME = Path(__import__("pyspark").__file__).parent

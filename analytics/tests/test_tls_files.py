@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import fixtures  # noqa: F401  (puts analytics/ on sys.path)
 from telemetry_analytics.java_stores import StoreError, Stores, keytool, write_stores
 from telemetry_analytics.local_days import BadInput
 from telemetry_analytics.spark_session import connection_conf, connector_conf

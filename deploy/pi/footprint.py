@@ -1,5 +1,5 @@
 """deploy/pi/footprint: what a gateway costs a Raspberry Pi in a greenhouse. Simulated boards (telemetry-board-sim,
-the benchmark's boards_on_pty) send 6 sources' frames at 1 frame/s each on a pty; the gateway (the conformance
+the conformance kit's boards_on_pty) send 6 sources' frames at 1 frame/s each on a pty; the gateway (the conformance
 harness's GatewayUnderTest, config and all) reads it as a serial port and writes to a real Cassandra. After a
 warm-up, it measures from /proc/PID: CPU (user + system, % of one core, from stat), resident memory (VmRSS, sampled
 every second) and bytes written to disk (write_bytes from io: what reaches the storage layer, SD-card wear) per
@@ -16,17 +16,13 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "gateway" / "conformance"), str(ROOT / "gateway" / "benchmark")]
-from board_input import boards_on_pty  # noqa: E402
-from harness import GATEWAY_COMMANDS, GatewayUnderTest  # noqa: E402
-from process_usage import cpu_seconds  # noqa: E402
+from telemetry_conformance import GATEWAY_COMMANDS, ROOT, GatewayUnderTest, boards_on_pty
+from telemetry_conformance.process_usage import cpu_seconds
 
 POLICIES = ("deferred", "batch", "interval")  # gateway/contract/config.md, spool.fsync; the first is the default
 TARGET_CPU_PERCENT = 2.0

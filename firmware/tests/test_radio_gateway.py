@@ -10,8 +10,8 @@ from collections import defaultdict
 from datetime import timezone
 from pathlib import Path
 
-from harness import GatewayUnderTest, utc_days_around_now, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import GatewayUnderTest, utc_days_around_now, wait_for
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 from sim_expect import assert_node_values, payload_frame
 
 RADIO_SIM = Path(__file__).resolve().parents[1] / "scripts" / "radio-sim"

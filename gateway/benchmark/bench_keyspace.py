@@ -10,7 +10,7 @@ from cassandra.cluster import Cluster
 from telemetry_cassandra import cluster_from_env
 
 from bench_settings import KEYSPACE, ROOT
-from process_usage import cassandra_pid, cpu_seconds
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 GATEWAY_TABLES = ("readings", "latest", "source_days", "day_changes")
 

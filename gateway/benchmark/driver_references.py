@@ -14,7 +14,7 @@ from cassandra.query import BatchStatement, BatchType
 
 from bench_keyspace import bench_cluster
 from bench_settings import KEYSPACE, ROOT
-from process_usage import cassandra_pid, cpu_seconds
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 INSERT = "INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)"
 # gateway/contract/config.md: the one annotated example shows every key at its default.

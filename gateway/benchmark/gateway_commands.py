@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from harness_tools import GATEWAY_COMMANDS, gateway_command
+from telemetry_conformance import GATEWAY_COMMANDS, gateway_command
 
 # GATEWAY_COMMAND, when set, adds a third name to the harness's GATEWAY_COMMANDS, "custom": that command,
 # shlex-split as the conformance harness does.

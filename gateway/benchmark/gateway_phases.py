@@ -12,7 +12,7 @@ from gateway_figures import CASSANDRA_CPU, CPU_VS_CEILING, DELIVERY_P50, DELIVER
     REQUEST_P99, Measured
 from gateway_runs import DELIVERY, REQUEST, bench_backlog, bench_file, bench_pty, steady_latency
 from paced_run import bench_paced
-from process_usage import cassandra_pid, cpu_seconds
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 
 def file_replay(gateway: Gateway, path: Path, frames: int, ceiling: Ceiling) -> Measured:

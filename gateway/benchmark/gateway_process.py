@@ -11,7 +11,7 @@ from typing import Callable
 
 from bench_settings import KEYSPACE, WORK
 from gateway_commands import Gateway
-from process_usage import cpu_seconds, peak_rss_kb
+from telemetry_conformance.process_usage import cpu_seconds, peak_rss_kb
 from prometheus_samples import metrics
 
 ROWS_WRITTEN = "telemetry_gateway_rows_written_total"

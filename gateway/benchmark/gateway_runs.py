@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Callable
 
 from bench_settings import WORK
-from board_input import boards_on_pty
 from gateway_commands import Gateway
 from gateway_process import ROWS_WRITTEN, GatewayRun
 from prometheus_samples import quantile
+from telemetry_conformance import boards_on_pty
 
 DELIVERY = "telemetry_gateway_delivery_latency_seconds"
 REQUEST = "telemetry_gateway_write_latency_seconds"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness_tools import scrape_metrics
+from telemetry_conformance import scrape_metrics
 
 
 def metrics(port: int) -> dict[str, float]:

@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 import pytest
 from telemetry_cassandra import connect_cluster, read_credentials_file
 
-from harness import (Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once, gateway_command,
-                     stored_frames, wait_for)
-from scenario_fixtures import gateways  # noqa: F401 (fixture)
+from telemetry_conformance import (Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once,
+                                   gateway_command, stored_frames, wait_for)
+from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.cassandra
 WRONG = "not-the-gateway-password"

@@ -10,8 +10,8 @@ import uuid
 import pytest
 
 from conftest import connect, launcher, migrate
-from harness import (Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once, stored_frames,
-                     utc_days_around_now, wait_for)
+from telemetry_conformance import (Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once, stored_frames,
+                                   utc_days_around_now, wait_for)
 
 pytestmark = pytest.mark.cassandra
 

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import connect, launcher
 from telemetry_board_sim import crc16_ccitt_false
-from harness import Board, GatewayUnderTest, Stream, stored_numbers, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import Board, GatewayUnderTest, Stream, stored_numbers, wait_for
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 

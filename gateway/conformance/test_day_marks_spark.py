@@ -13,22 +13,17 @@ from __future__ import annotations
 import os
 import shlex
 import socket
-import sys
 import threading
 import time
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
-from harness import GATEWAY_COMMANDS, ROOT, Board, GatewayUnderTest, PacedWriter, Stream, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
-
-sys.path.insert(0, str(ROOT / "analytics" / "tests"))  # the analytics suite's helpers and reference computation
-import fixtures  # noqa: E402  (puts analytics/ on sys.path)
-import reference  # noqa: E402
-from fixtures import assert_matches, summary_rows  # noqa: E402
-from telemetry_analytics.loader import Reading  # noqa: E402
+from telemetry_analytics_kit import reference
+from telemetry_analytics_kit.checks import assert_matches, submit_job, summary_rows
+from telemetry_analytics_kit.loader import Reading
+from telemetry_conformance import GATEWAY_COMMANDS, Board, GatewayUnderTest, PacedWriter, Stream, wait_for
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # each test runs the gateways under test side by side, sharing the Spark runs
@@ -125,7 +120,7 @@ def past_t_ms(days_back: int, minute: int) -> int:
 
 
 def daily(host: str, keyspace: str, *args: str) -> str:
-    return fixtures.submit_job(host, keyspace, "daily", "--tz", "UTC", "--since-last", *args).stdout
+    return submit_job(host, keyspace, "daily", "--tz", "UTC", "--since-last", *args).stdout
 
 
 def assert_summarised(db, keyspace: str, readings: list[Reading], who: str) -> None:

@@ -12,8 +12,9 @@ import time
 import pytest
 
 from conftest import fill_disk
-from harness import Board, GatewayUnderTest, PacedWriter, Stream, stored_frames, utc_days_around_now, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import (Board, GatewayUnderTest, PacedWriter, Stream, stored_frames, utc_days_around_now,
+                                   wait_for)
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 

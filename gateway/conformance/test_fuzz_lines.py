@@ -20,8 +20,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from conftest import connect
-from harness import Board, GatewayUnderTest, wait_for
-from scenario_fixtures import keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import Board, GatewayUnderTest, wait_for
+from telemetry_conformance.scenario_fixtures import keyspace  # noqa: F401 (fixtures)
 from telemetry_board_sim import crc16_ccitt_false, encode_frame
 
 pytestmark = pytest.mark.cassandra

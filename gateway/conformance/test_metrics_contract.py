@@ -15,7 +15,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import ROOT, Board, GatewayUnderTest, Stream, wait_for
+from telemetry_conformance import ROOT, Board, GatewayUnderTest, Stream, wait_for
 from telemetry_board_sim import encode_frame
 
 CONTRACT = {family["name"]: family

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 
-from harness import gateway_command
+from telemetry_conformance import gateway_command
 
 
 def test_systemd_notify_watchdog_and_sigterm(tmp_path):

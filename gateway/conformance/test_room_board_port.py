@@ -10,8 +10,8 @@ from datetime import timezone
 import pytest
 
 from telemetry_board_sim import room_csv_line
-from harness import Board, GatewayUnderTest, utc_days_around_now, wait_for
-from scenario_fixtures import db, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import Board, GatewayUnderTest, utc_days_around_now, wait_for
+from telemetry_conformance.scenario_fixtures import db, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 

@@ -15,8 +15,8 @@ from typing import NamedTuple
 import pytest
 
 from conftest import connect, migrate
-from harness import ROOT, Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
-from scenario_fixtures import gateways  # noqa: F401 (fixtures)
+from telemetry_conformance import ROOT, Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
+from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixtures)
 
 SPOOL_SQL = (ROOT / "gateway" / "contract" / "spool.sql").read_text()
 CONTRACT_VERSION = int(re.search(r"^PRAGMA user_version = (\d+);$", SPOOL_SQL, re.MULTILINE).group(1))

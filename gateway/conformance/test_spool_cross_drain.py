@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from harness import GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import (GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, stored_frames,
+                                   utc_days_around_now, wait_for)
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # each test runs both gateways itself

@@ -19,9 +19,9 @@ import time
 import pytest
 
 from conftest import launcher
-from harness import Board, GatewayUnderTest, PacedWriter, Stream, TimedWriter, assert_each_frame_once, \
+from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, TimedWriter, assert_each_frame_once, \
     stored_frames, utc_days_around_now, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
 
 pytestmark = pytest.mark.cassandra

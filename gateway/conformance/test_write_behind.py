@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from harness import Board, GatewayUnderTest, PacedWriter, Stream, wait_for
-from scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, wait_for
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 from test_faults import HOUR_MS, check_rows
 
 pytestmark = pytest.mark.cassandra

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from migration_plan import (
+from telemetry_schema.migration_plan import (
     Applied, MigrationError, load_migrations, parse_migration, pending, split_statements,
 )
 

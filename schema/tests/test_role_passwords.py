@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from migrate import ROLES_DIR
-from migration_plan import MigrationError, load_migrations
-from role_passwords import declared_roles, read_role_passwords
+from telemetry_schema.migrate import ROLES_DIR
+from telemetry_schema.migration_plan import MigrationError, load_migrations
+from telemetry_schema.role_passwords import declared_roles, read_role_passwords
 
 ROLES = ["telemetry_gateway", "telemetry_analytics", "telemetry_reader"]
 

@@ -8,7 +8,7 @@ import pytest
 from cassandra.query import SimpleStatement
 
 from conftest import migrate
-from migration_plan import load_migrations
+from telemetry_schema.migration_plan import load_migrations
 
 pytestmark = pytest.mark.cassandra
 

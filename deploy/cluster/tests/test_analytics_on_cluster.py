@@ -7,18 +7,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
+from telemetry_analytics_kit.loader import CassandraLoader, greenhouse_readings
+
 from cluster_fixtures import (MIGRATE, ROOT, SPARK_MASTER, cassandra_cluster, node, quorum,  # noqa: F401 (fixtures)
                               rf3_keyspace, run)
 from conftest import connect
-
-sys.path.insert(0, str(ROOT / "analytics"))
-from telemetry_analytics.loader import CassandraLoader, greenhouse_readings  # noqa: E402
 
 pytestmark = pytest.mark.cassandra
 

@@ -12,8 +12,8 @@ import time
 import pytest
 
 from cluster_fixtures import connect_cluster, node, quorum, rf3_keyspace, cassandra_cluster  # noqa: F401 (fixtures)
-from harness import (GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once,
-                     stored_frames, utc_days_around_now, wait_for)
+from telemetry_conformance import (GATEWAY_COMMANDS, Board, GatewayUnderTest, Stream, TimedWriter,
+                                   assert_each_frame_once, stored_frames, utc_days_around_now, wait_for)
 
 pytestmark = pytest.mark.cassandra
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Board, Stream, free_port, scrape_metrics, wait_for
+from telemetry_conformance import Board, Stream, free_port, scrape_metrics, wait_for
 from pi_units import PI, ROOT, systemd_analyze
 from telemetry_board_sim import encode_frame
 from unit_sandbox import SYSTEMD_PATH, start_unit

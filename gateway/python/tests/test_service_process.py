@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness import scrape_metrics
+from telemetry_conformance import scrape_metrics
 
 GATEWAY = [sys.executable, "-m", "telemetry_gateway"]
 

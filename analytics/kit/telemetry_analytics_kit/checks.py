@@ -1,66 +1,28 @@
-"""Fixtures of the analytics suite (imported by the test modules; a conftest.py here would clash with the root one): a migrated keyspace per module, the loader, and `submit` running the real
-analytics/submit (spark-submit, local[2] unless a test says otherwise) against the test node."""
+"""Running an analytics job and checking its daily_summary rows against the reference computation: for the analytics
+suite and the conformance suite's day-mark scenarios."""
 
 from __future__ import annotations
 
 import math
 import os
-import random
 import subprocess
-import sys
-import uuid
-from datetime import datetime, timezone
+from datetime import timezone
 from pathlib import Path
 
-import pytest
-
-ANALYTICS = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ANALYTICS))          # telemetry_analytics
-sys.path.insert(0, str(Path(__file__).parent))  # reference
-
-from conftest import migrate  # noqa: E402  (the root conftest: HOST and the schema runner)
-
-from telemetry_analytics.loader import CassandraLoader  # noqa: E402
-
-SUBMIT = ANALYTICS / "submit"
-UTC = timezone.utc
-
-
-@pytest.fixture(scope="module")
-def keyspace(cql):
-    name = f"analytics_{uuid.uuid4().hex[:10]}"
-    done = migrate("--keyspace", name)
-    assert done.returncode == 0, done.stdout + done.stderr
-    yield name
-    cql.execute(f"DROP KEYSPACE IF EXISTS {name}", timeout=120)
-
-
-@pytest.fixture(scope="module")
-def loader(cql, keyspace):
-    return CassandraLoader(cql, keyspace)
+SUBMIT = Path(__file__).resolve().parents[2] / "submit"  # analytics/submit of the checkout the kit is installed from
 
 
 def submit_job(host: str, keyspace: str, job: str, *args: str, master: str = "local[2]", check: bool = True,
                timeout: float = 300) -> subprocess.CompletedProcess:
     """Runs `analytics/submit [--master M] JOB ARGS` against host and keyspace; returns the CompletedProcess
     (spark-submit merges the job's stdout and stderr into stdout) and fails the test with the output on a non-zero
-    exit. Also for other suites (gateway/conformance/test_day_marks_spark.py)."""
+    exit."""
     env = {**os.environ, "TELEMETRY_CASSANDRA_HOSTS": host, "TELEMETRY_CASSANDRA_KEYSPACE": keyspace}
     done = subprocess.run([str(SUBMIT), "--master", master, job, *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
     if check:
         assert done.returncode == 0, f"{job} {args} failed:\n{done.stdout}\n{done.stderr[-6000:]}"
     return done
-
-
-@pytest.fixture(scope="module")
-def submit(cassandra_node, keyspace):
-    """submit_job against the test node and the module's keyspace: run(job, *args, master=, check=, timeout=)."""
-
-    def run(job: str, *args: str, **options):
-        return submit_job(cassandra_node, keyspace, job, *args, **options)
-
-    return run
 
 
 def summary_rows(cql, keyspace: str, tz: str) -> dict:
@@ -78,16 +40,6 @@ def summary_rows(cql, keyspace: str, tz: str) -> dict:
 
 def _ms(ts):
     return None if ts is None else round(ts.replace(tzinfo=timezone.utc).timestamp() * 1000)
-
-
-def ms(y, mo, d, h=0, mi=0):
-    return int(datetime(y, mo, d, h, mi, tzinfo=UTC).timestamp() * 1000)
-
-
-def thinned(readings, seed):
-    """Drop a few frames at random so gaps differ per day and metric."""
-    rng = random.Random(seed)
-    return [r for r in readings if rng.random() > 0.03]
 
 
 def assert_matches(actual: dict, expected: dict, keys=None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bench_settings import ROOT
+from .commands import ROOT
 
 
 def stat_cpu_seconds(stat: Path) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import connect, migrate
-from harness import GatewayUnderTest
+from .gateways import GatewayUnderTest
 
 
 @pytest.fixture

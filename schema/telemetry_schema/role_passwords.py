@@ -10,7 +10,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from migration_plan import Migration, MigrationError
+from telemetry_schema.migration_plan import Migration, MigrationError
 
 _CREATE_ROLE = re.compile(r"^CREATE ROLE IF NOT EXISTS (\w+)", re.IGNORECASE)
 

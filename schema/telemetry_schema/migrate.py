@@ -24,10 +24,11 @@ from cassandra.cluster import Cluster, Session
 from cassandra.query import SimpleStatement
 from telemetry_cassandra import connect_cluster, login_refused, settings_from_env
 
-from migration_plan import Applied, Migration, MigrationError, load_migrations, pending
-from role_passwords import declared_roles, read_role_passwords
+from telemetry_schema.migration_plan import Applied, Migration, MigrationError, load_migrations, pending
+from telemetry_schema.role_passwords import declared_roles, read_role_passwords
 
-SCHEMA_DIR = Path(__file__).resolve().parent
+# The CQL files are read from the checkout beside the package (schema/NNN_*.cql): install it editable.
+SCHEMA_DIR = Path(__file__).resolve().parents[1]
 ROLES_DIR = SCHEMA_DIR / "roles"
 LOCK_TTL_S = 600  # a run that dies holding the lock frees it after this long
 

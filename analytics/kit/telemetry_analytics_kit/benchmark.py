@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .loader import CassandraLoader, greenhouse_readings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # the checkout the kit is installed (editable) from
 UTC = timezone.utc
 
 

@@ -13,7 +13,7 @@ from telemetry_cassandra import (CredentialsFileError, TlsFileError, cluster_fro
                                 read_credentials_file, settings_from_env)
 
 ENV = "TELEMETRY_CASSANDRA_"
-MAKE_TEST_CERTS = Path(__file__).resolve().parents[2] / "deploy" / "tls" / "make-test-certs"
+MAKE_TEST_CERTS = Path(__file__).resolve().parents[3] / "deploy" / "tls" / "make-test-certs"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Writes readings the way the gateway does, for tests, the benchmark and the demo (before the gateway exists).
+"""Synthetic greenhouse history (the simulated boards' greenhouse model) written the way the gateway writes it, for
+the analytics tests, the benchmark and the demo.
 
 Per write: first the day_changes rows that --since-last relies on, one per (source, UTC day), acknowledged before any
 readings are sent (gateway/contract/day-marks.md: mark, then readings); then the rows in UNLOGGED batches of one
