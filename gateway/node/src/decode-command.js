@@ -1,19 +1,14 @@
 // telemetry-gateway-node decode: what the gateway makes of some lines, one JSON object per line. An operator's
 // tool ("why is this board's data not stored?") and the common ground of the two gateways in the differential
-// test (gateway/conformance/test_decoder_differential.py): it writes exactly the text the Python gateway's
-// decode writes (telemetry_gateway/decode_command.py) for the same lines.
-//
-// Lines are read from stdin as bytes and end at LF; one CR before the LF (or at the end of the input) belongs to
-// the ending, as in a CRLF file. A CR anywhere else stays in the line and reaches the decoder (a serial port's
-// line assembler would have ended the line there): every input line, an empty one too, gives one output line.
-// Output: the protocol vectors' `expect`, compact, ASCII only, a value as Python's repr of the double (so -0.0
-// keeps its sign, which JSON.stringify would drop).
+// test, which feeds both the same lines and compares what they print. Input lines and the output text:
+// gateway/contract/process.md, "decode".
 
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 
 import { isMetricKey, isSourceName } from './protocol.js';
 import { lineDecoder } from './room-csv.js';
+import { numberText, quoted } from './text-forms.js';
 
 const PROG = 'telemetry-gateway-node decode';
 const LF = 0x0a;
@@ -36,19 +31,9 @@ reject with its reason).
   --columns NAME,NAME...   csv: the metric of each field, in line order
 `;
 
-/** Python's repr of a string, for error messages worded as the Python gateway's. */
-function pythonRepr(text) {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  const escaped = text.replace(/[\\\x00-\x1f\x7f]/g, (c) => {
-    const named = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }[c];
-    return named ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
-  return quote + (quote === "'" ? escaped.replaceAll("'", "\\'") : escaped) + quote;
-}
-
 /**
  * The port whose decoder reads the lines, checked as the config checks a port table: {port} or {error} (the
- * message, worded as the Python gateway's).
+ * message).
  */
 export function portFrom({ csv = false, source, columns }) {
   if (!csv) {
@@ -58,65 +43,36 @@ export function portFrom({ csv = false, source, columns }) {
   }
   if (source === undefined) return { error: '--source: a csv port needs the source its lines are stored under' };
   if (!isSourceName(source)) {
-    return { error: `--source: ${pythonRepr(source)} is not a source name ([A-Za-z0-9_-]{1,32})` };
+    return { error: `--source: ${quoted(source)} is not a source name ([A-Za-z0-9_-]{1,32})` };
   }
   if (columns === undefined) return { error: '--columns: a csv port needs the metric name of each field' };
   const names = columns.split(',').map((column) => column.trim());
   for (let i = 0; i < names.length; i++) {
     if (!isMetricKey(names[i])) {
-      return { error: `--columns: ${pythonRepr(names[i])} is not a metric name ([a-z][a-z0-9_]{0,15}, not t)` };
+      return { error: `--columns: ${quoted(names[i])} is not a metric name ([a-z][a-z0-9_]{0,15}, not t)` };
     }
-    if (names.indexOf(names[i]) < i) return { error: `--columns: ${pythonRepr(names[i])} is listed twice` };
+    if (names.indexOf(names[i]) < i) return { error: `--columns: ${quoted(names[i])} is listed twice` };
   }
   return { port: { path: STDIN_PATH, format: 'csv', source, columns: names } };
-}
-
-/**
- * Python's repr of a double (what json.dumps writes): the shortest round-tripping digits, as in JavaScript, but
- * fixed notation only for exponents -4..15, always a fraction there ("57.0"), and an exponent of at least two
- * digits with its sign ("1e+16", "1.5e-07").
- */
-export function pythonFloatText(x) {
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : (x > 0 ? 'Infinity' : '-Infinity'); // json.dumps's
-  const sign = x < 0 ? '-' : '';
-  const [coefficient, power = '0'] = String(Math.abs(x)).split('e'); // "123.45", "0.00012", "1.5e-7", "1e+21"
-  const [whole, fraction = ''] = coefficient.split('.');
-  const all = whole + fraction;
-  const leadingZeros = all.length - all.replace(/^0+/, '').length;
-  const digits = all.slice(leadingZeros).replace(/0+$/, '');
-  const exponent = whole.length - leadingZeros - 1 + Number(power); // x = d.ddd * 10^exponent
-  if (exponent < -4 || exponent >= 16) {
-    const magnitude = Math.abs(exponent);
-    const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    return `${sign}${mantissa}e${exponent < 0 ? '-' : '+'}${magnitude < 10 ? '0' : ''}${magnitude}`;
-  }
-  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  return `${sign}${digits.slice(0, exponent + 1).padEnd(exponent + 1, '0')}.${digits.slice(exponent + 1) || '0'}`;
-}
-
-/** A JSON string as Python's json.dumps writes it (ensure_ascii): DEL and every non-ASCII code unit escaped. */
-export function pythonJsonString(text) {
-  return JSON.stringify(text).replace(/[\x7f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function jsonInteger(n) {
   return n === null ? 'null' : String(n); // seq and t: whole numbers of at most 15 digits
 }
 
-/** One decoder result as the vectors' `expect`, in compact JSON: the Python gateway's decode text. */
+/** One decoder result as the vectors' `expect`, in compact JSON, keys in this order. */
 export function decodedJson(decoded) {
   switch (decoded.kind) {
     case 'frame': {
       const { format, source, seq, t } = decoded;
-      const values = decoded.values.map(([metric, value]) => `[${pythonJsonString(metric)},${pythonFloatText(value)}]`);
-      return `{"kind":"frame","format":${pythonJsonString(format)},"source":${pythonJsonString(source)},`
+      const values = decoded.values.map(([metric, value]) => `[${quoted(metric)},${numberText(value)}]`);
+      return `{"kind":"frame","format":${quoted(format)},"source":${quoted(source)},`
         + `"seq":${jsonInteger(seq)},"t":${jsonInteger(t)},"values":[${values.join(',')}]}`;
     }
     case 'status':
-      return `{"kind":"status","text":${pythonJsonString(decoded.text)}}`;
+      return `{"kind":"status","text":${quoted(decoded.text)}}`;
     default:
-      return `{"kind":"reject","reason":${pythonJsonString(decoded.reason)}}`;
+      return `{"kind":"reject","reason":${quoted(decoded.reason)}}`;
   }
 }
 

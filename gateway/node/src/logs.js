@@ -1,27 +1,24 @@
-// Operator logs: one line per event, key=value fields, repeated events rate-limited. Line for line the Python
-// gateway's (telemetry_gateway/logs.py: logging.Formatter("%(asctime)s level=%(levelname)s %(message)s") on
-// stderr), so the two gateways' logs read and grep the same:
-//   2024-05-01 12:00:00,123 level=WARNING event=line_rejected input=/dev/ttyUSB0 reason=bad_crc line='$T1,...'
+// Operator logs: one line per event on stderr, key=value fields, repeated events rate-limited
+// (gateway/contract/logs.md):
+//   2024-05-01T12:00:00.123Z level=WARNING event=line_rejected input=/dev/ttyUSB0 reason=bad_crc line="$T1,..."
 
-/** Python's logging levels (the numbers order them; the names are what a line says). */
+import { fieldText } from './text-forms.js';
+
+/** The levels (the numbers order them; the names, upper-cased, are what a line says). */
 const LEVELS = Object.freeze({ debug: 10, info: 20, warning: 30, error: 40, critical: 50 });
-const WARNING = LEVELS.warning;
 
-// Python's root logger before setup_logging: level WARNING and no handler, so logging's "last resort" handler
-// writes the bare message (no time, no level) to stderr. Kept until setupLogging() says otherwise.
-let threshold = WARNING;
-let sink = null; // null: the last resort (message only, on process.stderr at the time of the call)
+let threshold = LEVELS.warning; // until setupLogging() says otherwise
+let sink = null; // null: process.stderr at the time of the call
 
 /** The numeric level of a name (debug, info, warning, error, critical; any case), or throws. */
 export function levelNumber(name) {
   const level = LEVELS[String(name).toLowerCase()];
-  if (level === undefined) throw new Error(`Unknown level: ${pythonAscii(String(name).toUpperCase())}`);
+  if (level === undefined) throw new Error(`Unknown level: ${name}`);
   return level;
 }
 
 /**
- * Sends every event at `level` or above to `stream` (stderr by default), one formatted line each: Python's
- * setup_logging(level).
+ * Sends every event at `level` or above to `stream` (stderr by default), one line each.
  * @param {string} level debug, info, warning, error or critical (any case)
  * @param {{write(text: string): unknown}} [stream]
  */
@@ -35,98 +32,25 @@ export function enabled(level) {
   return levelNumber(level) >= threshold;
 }
 
+/** `event=<name> k=v ...`: fields in insertion order, absent ones left out, values quoted where they need it. */
+export function message(name, fields = {}) {
+  const parts = [`event=${name}`];
+  for (const [key, value] of Object.entries(fields)) {
+    const text = fieldText(value);
+    if (text !== null) parts.push(`${key}=${text}`);
+  }
+  return parts.join(' ');
+}
+
 /**
- * Logs `event=<name> k=v ...` at `level` ('debug', 'info', 'warning', 'error', 'critical'); fields in their
- * insertion order, each value as Python's str() would render it, quoted and escaped by {@link field}.
+ * Logs `<time> level=<LEVEL> event=<name> k=v ...` at `level` ('debug', 'info', 'warning', 'error', 'critical').
  * @param {string} level
  * @param {string} name
  * @param {Record<string, unknown>} [fields]
  */
 export function event(level, name, fields = {}) {
-  const number = levelNumber(level);
-  if (number < threshold) return;
-  const message = [`event=${name}`, ...Object.entries(fields).map(([k, v]) => `${k}=${field(v)}`)].join(' ');
-  if (sink === null) {
-    process.stderr.write(`${message}\n`);
-    return;
-  }
-  sink.write(`${asctime(new Date())} level=${level.toUpperCase()} ${message}\n`);
-}
-
-/** Python logging's default %(asctime)s: local time, "YYYY-MM-DD HH:MM:SS,mmm". */
-export function asctime(date) {
-  const two = (n) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} `
-    + `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())},`
-    + String(date.getMilliseconds()).padStart(3, '0');
-}
-
-// Printable ASCII without the characters that would make a field ambiguous: space, '=', '"', "'".
-const PLAIN_RE = /^[\x21-\x7e]+$/;
-const AMBIGUOUS_RE = /[="']/;
-
-/**
- * A field's value as written: plain when it is non-empty printable ASCII without space, '=' or quotes; else
- * Python's ascii() of it (quoted, every control or non-ASCII character escaped: \x1b, \x00, \xff), so bytes from
- * a serial line never reach a terminal or the journal raw.
- */
-export function field(value) {
-  const text = pythonStr(value);
-  if (PLAIN_RE.test(text) && !AMBIGUOUS_RE.test(text)) return text;
-  return pythonAscii(text);
-}
-
-/**
- * Python's str() of a JS value as the Python gateway would have it: true -> True, null -> None, 1e-05, inf.
- * A JS number with an integer value renders as an int: JS cannot tell 3.0 from 3.
- */
-export function pythonStr(value) {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (value === null || value === undefined) return 'None';
-  if (typeof value === 'number') return pythonNumber(value);
-  return String(value);
-}
-
-function pythonNumber(x) {
-  if (Number.isInteger(x)) return BigInt(x).toString(); // no exponent, no -0
-  return pythonFloatRepr(x);
-}
-
-/** Python's repr() of a float: 1.0, 0.5, 1e-05, 1e+16, inf, nan (JS: 1, 0.5, 0.00001, 10000000000000000). */
-export function pythonFloatRepr(x) {
-  if (Number.isNaN(x)) return 'nan';
-  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (Object.is(x, -0)) return '-0.0';
-  // The shortest round-tripping digits, as JS's, but in exponent form below 1e-4 and from 1e16 on (JS: below
-  // 1e-6, from 1e21 on), with at least two exponent digits; an integer value keeps a ".0".
-  const [mantissa, exponent] = x.toExponential().split('e');
-  const power = Number(exponent);
-  if (power < -4 || power >= 16) {
-    return `${mantissa}e${power < 0 ? '-' : '+'}${String(Math.abs(power)).padStart(2, '0')}`;
-  }
-  return Number.isInteger(x) ? `${x}.0` : String(x);
-}
-
-const hex = (code, width) => code.toString(16).padStart(width, '0');
-
-/** Python's ascii(text): repr()'s quoting, with every non-ASCII code point as \xhh, \uhhhh or \Uhhhhhhhh. */
-export function pythonAscii(text) {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const char of text) { // by code point; a lone surrogate is one (Python: '\ud800')
-    const code = char.codePointAt(0);
-    if (char === quote || char === '\\') out += `\\${char}`;
-    else if (char === '\t') out += '\\t';
-    else if (char === '\n') out += '\\n';
-    else if (char === '\r') out += '\\r';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${hex(code, 2)}`;
-    else if (code < 0x7f) out += char;
-    else if (code <= 0xff) out += `\\x${hex(code, 2)}`;
-    else if (code <= 0xffff) out += `\\u${hex(code, 4)}`;
-    else out += `\\U${hex(code, 8)}`;
-  }
-  return out + quote;
+  if (levelNumber(level) < threshold) return;
+  (sink ?? process.stderr).write(`${new Date().toISOString()} level=${level.toUpperCase()} ${message(name, fields)}\n`);
 }
 
 /** Keys (often source names) remembered by one RateLimitedLog. */

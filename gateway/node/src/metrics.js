@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 import client from 'prom-client';
 
-import { pythonFloatRepr } from './logs.js';
+import { numberText } from './text-forms.js';
 
 const { Counter, Gauge, Registry } = client;
 
@@ -56,7 +56,7 @@ export class CountedHistogram {
     this.type = 'histogram';
     this.aggregator = 'sum';
     this.bounds = [...buckets].sort((a, b) => a - b);
-    this.les = this.bounds.map(goFloat);
+    this.les = this.bounds.map(leText);
     this.reset();
     for (const registry of registers) registry.registerMetric(this);
   }
@@ -96,20 +96,14 @@ export class CountedHistogram {
   }
 }
 
-/** A bucket bound as Python's client writes it in le (prometheus_client.utils.floatToGoString). */
-export function goFloat(x) {
+/** A bucket bound as le says it: OpenMetrics' canonical form, a number with a fraction or an exponent (1.0). */
+export function leText(x) {
   if (x === Infinity) return '+Inf';
-  if (x === -Infinity) return '-Inf';
-  if (Number.isNaN(x)) return 'NaN';
-  const repr = pythonFloatRepr(x);
-  const dot = repr.indexOf('.');
-  if (x > 0 && dot > 6) { // Go switches to exponents sooner than Python
-    return `${`${repr[0]}.${repr.slice(1, dot)}${repr.slice(dot + 1)}`.replace(/[0.]+$/, '')}e+0${dot - 1}`;
-  }
-  return repr;
+  const text = numberText(x);
+  return /[.eN]/.test(text) ? text : `${text}.0`;
 }
 
-/** Python's bisect_left: the index of the first bound >= value (bounds.length past them all; NaN: 0). */
+/** The index of the first bound >= value (bounds.length past them all; NaN: 0). */
 function firstBoundAtLeast(bounds, value) {
   let lo = 0;
   let hi = bounds.length;

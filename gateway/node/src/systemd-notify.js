@@ -1,8 +1,8 @@
-// sd_notify for Type=notify units: READY, STATUS, WATCHDOG, STOPPING (telemetry_gateway/systemd_notify.py).
+// sd_notify for Type=notify units: READY, STATUS, WATCHDOG, STOPPING (gateway/contract/process.md).
 //
 // The protocol is one datagram on $NOTIFY_SOCKET, and Node cannot send unix datagrams, so each message is handed
 // to systemd's own `systemd-notify` as arguments (`systemd-notify WATCHDOG=1 'STATUS=spooled 3 frames'` sends the
-// datagram "WATCHDOG=1\nSTATUS=spooled 3 frames", the very bytes the Python gateway sends). The sender is then a
+// datagram "WATCHDOG=1\nSTATUS=spooled 3 frames"). The sender is then a
 // child process, not the unit's main process, so a unit running this gateway needs NotifyAccess=all (systemd drops
 // messages from other processes of the unit under the default NotifyAccess=main for Type=notify). systemd-notify
 // waits (BARRIER=1, up to 5 s) until systemd has read the message, so systemd can still tell which unit sent it.
@@ -60,8 +60,8 @@ export class SystemdNotifier {
       child.once('error', (error) => {
         if (error.code === 'ENOENT' && !this.unavailable) {
           this.unavailable = true;
-          event('warning', 'systemd_notify_unavailable', { command: this.command, error: error.message,
-            action: 'systemd is not told READY, WATCHDOG or STOPPING; install systemd (systemd-notify)' });
+          event('warning', 'systemd_notify_unavailable', { error: error.message,
+            action: 'systemd is not told READY, WATCHDOG or STOPPING' });
         }
         done();
       });

@@ -1,36 +1,17 @@
 // telemetry-gateway-node decode (src/decode-command.js): one JSON result per input line, the protocol vectors'
-// `expect`, in the exact text the Python gateway's decode writes (gateway/python/tests/test_decode_command.py has
-// the same TEXT_CASES); the differential fuzz test (gateway/conformance/test_decoder_differential.py) runs both.
+// `expect`, in the exact text of the contract's vectors (gateway/contract/vectors/decode_text.jsonl); the
+// differential fuzz test (gateway/conformance/test_decoder_differential.py) runs both gateways.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Readable, Writable } from 'node:stream';
 
-import {
-  decodeCommand, LfLines, portFrom, pythonFloatText, pythonJsonString,
-} from '../src/decode-command.js';
-import { latin1, protocolVectors } from '../test-support/vectors.js';
+import { decodeCommand, LfLines, portFrom } from '../src/decode-command.js';
+import { contractVectors, latin1, protocolVectors } from '../test-support/vectors.js';
 
-// Input line (latin-1) → the exact output line, character for character the Python test's.
-const TEXT_CASES = [
-  ['$T1,G,10,temp_out=-0.0*DB8E',
-    '{"kind":"frame","format":"v1","source":"G","seq":10,"t":null,"values":[["temp_out",-0.0]]}'],
-  ['$T1,logger1,42,t=1700000000123,temp_in=-3.25,humidity=88*7E33',
-    '{"kind":"frame","format":"v1","source":"logger1","seq":42,"t":1700000000123,'
-    + '"values":[["temp_in",-3.25],["humidity",88.0]]}'],
-  ['$T1,G,7,a=0003300,b=+2.25,c=100000000000000000000,d=0.00001*ED5C',
-    '{"kind":"frame","format":"v1","source":"G","seq":7,"t":null,'
-    + '"values":[["a",3300.0],["b",2.25],["c",1e+20],["d",1e-05]]}'],
-  ['{"source":"G","destination":"C","a":-0,"b":-0.0,"c":1e16,"d":1.5e-7,"e":123456789012345678901234567890,'
-    + '"f":0.0001}',
-  '{"kind":"frame","format":"legacy","source":"G","seq":null,"t":null,"values":[["a",0.0],["b",-0.0],'
-    + '["c",1e+16],["d",1.5e-07],["e",1.2345678901234568e+29],["f",0.0001]]}'],
-  ['{"source":"G","destination":"C","a":1e400}', '{"kind":"reject","reason":"bad_value"}'],
-  ['$T1,G,7,a=1e5*A691', '{"kind":"reject","reason":"bad_value"}'],
-  ['#\t radio \xe9\x7f\x01"\\ ok ', '{"kind":"status","text":"radio \\u00e9\\u007f\\u0001\\"\\\\ ok"}'],
-  ['', '{"kind":"reject","reason":"empty"}'],
-];
+const TEXT_CASES = contractVectors('decode_text.jsonl');
+const csvArgs = ({ csv, source, columns }) => (csv ? ['--csv', '--source', source, '--columns', columns] : []);
 
 /** Runs the command on `chunks` (Buffers, read one by one); resolves to {code, out: [lines], err}. */
 async function decode(chunks, args = []) {
@@ -69,29 +50,12 @@ describe('the protocol vectors through decode', () => {
   });
 });
 
-describe('output text', () => {
-  for (const [line, text] of TEXT_CASES) {
-    it(JSON.stringify(line), async () => {
-      assert.deepStrictEqual((await decode([latin1(`${line}\n`)])).out, [text]);
+describe('decode_text.jsonl: the exact output text', () => {
+  for (const c of TEXT_CASES) {
+    it(c.name, async () => {
+      assert.deepStrictEqual(await decode([latin1(c.input)], csvArgs(c.params)), { code: 0, out: c.expect, err: '' });
     });
   }
-
-  it("doubles as Python's repr writes them", () => {
-    const cases = [
-      [0, '0.0'], [-0, '-0.0'], [57, '57.0'], [-3.25, '-3.25'], [0.1, '0.1'], [1e16, '1e+16'],
-      [1e15, '1000000000000000.0'], [9999999999999998, '9999999999999998.0'], [1e-4, '0.0001'], [1e-5, '1e-05'],
-      [1.5e-7, '1.5e-07'], [123456789012345680000, '1.2345678901234568e+20'], [1e21, '1e+21'], [1e22, '1e+22'],
-      [5e-324, '5e-324'], [1.7976931348623157e308, '1.7976931348623157e+308'], [-2.5e-300, '-2.5e-300'],
-      [0.30000000000000004, '0.30000000000000004'], [123.456, '123.456'], [0.000123, '0.000123'],
-    ];
-    for (const [value, text] of cases) assert.equal(pythonFloatText(value), text, String(value));
-  });
-
-  it('strings as json.dumps writes them: ASCII only, DEL escaped, lone surrogates escaped', () => {
-    assert.equal(pythonJsonString('a"\\\b\f\n\r\t\x00\x1f\x7f\xe9\u2028'),
-      '"a\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\\u007f\\u00e9\\u2028"');
-    assert.equal(pythonJsonString('\ud800x\ud83d\ude00'), '"\\ud800x\\ud83d\\ude00"');
-  });
 });
 
 describe('lines', () => {
@@ -128,14 +92,6 @@ describe('lines', () => {
     assert.deepStrictEqual(lines.end(), []);
   });
 
-  it('a CSV port reads only CSV', async () => {
-    const { code, out } = await decode([Buffer.from('57, 21.50\r\n$T1,G,10,temp_out=-0.0*DB8E\n')],
-      ['--csv', '--source', 'room', '--columns', 'light, temp']);
-    assert.equal(code, 0);
-    assert.deepStrictEqual(out, [
-      '{"kind":"frame","format":"csv","source":"room","seq":null,"t":null,"values":[["light",57.0],["temp",21.5]]}',
-      '{"kind":"reject","reason":"csv_column_count"}']);
-  });
 });
 
 describe('arguments', () => {
@@ -144,16 +100,16 @@ describe('arguments', () => {
     [['--columns', 'a'], '--columns: only a --csv port has columns'],
     [['--csv', '--columns', 'a'], '--source: a csv port needs the source its lines are stored under'],
     [['--csv', '--source', 'bad source', '--columns', 'a'],
-      "--source: 'bad source' is not a source name ([A-Za-z0-9_-]{1,32})"],
+      '--source: "bad source" is not a source name ([A-Za-z0-9_-]{1,32})'],
     [['--csv', '--source', 'room'], '--columns: a csv port needs the metric name of each field'],
     [['--csv', '--source', 'room', '--columns', 'light,t'],
-      "--columns: 't' is not a metric name ([a-z][a-z0-9_]{0,15}, not t)"],
+      '--columns: "t" is not a metric name ([a-z][a-z0-9_]{0,15}, not t)'],
     [['--csv', '--source', 'room', '--columns', 'light,'],
-      "--columns: '' is not a metric name ([a-z][a-z0-9_]{0,15}, not t)"],
-    [['--csv', '--source', 'room', '--columns', 'a,b,a'], "--columns: 'a' is listed twice"],
+      '--columns: "" is not a metric name ([a-z][a-z0-9_]{0,15}, not t)'],
+    [['--csv', '--source', 'room', '--columns', 'a,b,a'], '--columns: "a" is listed twice'],
   ];
   for (const [args, message] of USAGE_ERRORS) {
-    it(`${args.join(' ')}: exit 2, worded as the Python gateway's`, async () => {
+    it(`${args.join(' ')}: exit 2`, async () => {
       const { code, out, err } = await decode([Buffer.from('57,21.5\n')], args);
       assert.deepStrictEqual({ code, out, err },
         { code: 2, out: [], err: `telemetry-gateway-node decode: ${message}\n` });
@@ -181,9 +137,10 @@ describe('arguments', () => {
 it('as a process on stdin and stdout', () => {
   const script = `import(${JSON.stringify(new URL('../src/decode-command.js', import.meta.url).href)})`
     + '.then(m => m.decodeCommand(process.argv.slice(1))).then(c => process.exit(c))';
-  const input = latin1(TEXT_CASES.map(([line]) => `${line}\n`).join('').repeat(1000));
+  const whole = TEXT_CASES.filter((c) => !c.params.csv && c.input.endsWith('\n'));
+  const input = latin1(whole.map((c) => c.input).join('').repeat(1000));
   const done = spawnSync(process.execPath, ['-e', script, '--'], { input, timeout: 60_000 });
   assert.equal(done.status, 0, String(done.stderr));
   assert.deepStrictEqual(done.stdout.toString('ascii').split('\n').slice(0, -1),
-    Array(1000).fill(TEXT_CASES.map(([, text]) => text)).flat());
+    Array(1000).fill(whole.flatMap((c) => c.expect)).flat());
 });

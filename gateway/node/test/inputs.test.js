@@ -174,9 +174,9 @@ describe('LineHandler', () => {
     const rejected = logs.filter((l) => l.includes('event=line_rejected'));
     assert.equal(rejected.length, 2);
     assert.match(rejected[0],
-      / level=WARNING event=line_rejected input=\/dev\/ttyUSB0 reason=no_frame line='\\x1b\[2J garbage \\xffx+'\n$/);
-    assert.equal(rejected[0].match(/(x+)'\n$/)[1].length, 80 - 14); // 80 bytes: 14 before the x's
-    assert.match(rejected[1], /reason=bad_crc line='\$T1,G,1,a=1\*0000'/);
+      / level=WARNING event=line_rejected input=\/dev\/ttyUSB0 reason=no_frame line="\\u001b\[2J garbage \\u00ffx+"\n$/);
+    assert.equal(rejected[0].match(/(x+)"\n$/)[1].length, 80 - 14); // 80 bytes: 14 before the x's
+    assert.match(rejected[1], /reason=bad_crc line="\$T1,G,1,a=1\*0000"/);
   });
 
   it('a rejected line is logged once per input and reason per 10 s', () => {
@@ -190,7 +190,7 @@ describe('LineHandler', () => {
     assert.equal(h.feed(Buffer.from('# radio ok \r\n')), false);
     assert.equal(await valueOf(metrics.status_lines, input), 1);
     assert.equal(await valueOf(metrics.lines_read, input), 1);
-    assert.match(logs.join(''), /level=INFO event=status_line input=\/dev\/ttyUSB0 text='radio ok'\n/);
+    assert.match(logs.join(''), /level=INFO event=status_line input=\/dev\/ttyUSB0 text="radio ok"\n/);
   });
 
   it('an over-long line is too_long and counted as a line read', async () => {
@@ -198,7 +198,7 @@ describe('LineHandler', () => {
     assert.equal(h.feed(Buffer.from(`${'x'.repeat(300)}\n${frameLine('G', 1, { a: 1 })}`)), true);
     assert.equal(await valueOf(metrics.rejects, { reason: 'too_long' }), 1);
     assert.equal(await valueOf(metrics.lines_read, input), 2);
-    assert.match(logs.join(''), /event=line_rejected input=\/dev\/ttyUSB0 reason=too_long line=''\n/);
+    assert.match(logs.join(''), /event=line_rejected input=\/dev\/ttyUSB0 reason=too_long line=""\n/);
   });
 
   it('restart() (the port was reopened) counts a partial line as partial_line, if any', async () => {
@@ -390,11 +390,11 @@ describe('SerialInput on a pseudo-terminal', { skip: NO_PYTHON }, () => {
     await board.unplug();
     await waitFor(() => !isUp(), 'the input down');
     await waitFor(() => logged(/event=serial_absent/).length === 1, 'serial_absent');
-    const lost = `level=WARNING event=serial_lost port=${link} error='device reports readiness to read but returned no `
-      + `data (device disconnected or multiple access on port?)' action='reopening when the device is back'\n`;
+    const lost = `level=WARNING event=serial_lost port=${link} error="device reports readiness to read but returned no `
+      + `data (device disconnected or multiple access on port?)" action="reopening when the device is back"\n`;
     assert.equal(logs.filter((l) => l.endsWith(lost)).length, 1);
     assert.match(logged(/event=serial_absent/)[0],
-      /level=WARNING event=serial_absent port=\S+ action='waiting for the device; reopened as soon as it appears'\n/);
+      /level=WARNING event=serial_absent port=\S+ action="waiting for the device; reopened as soon as it appears"\n/);
     await sleep(250);
     assert.equal(logged(/event=serial_absent/).length, 1); // rate-limited: once a minute
     assert.equal(await valueOf(metrics.rejects, { reason: 'partial_line' }), 0); // counted at the reopen
@@ -452,8 +452,8 @@ describe('SerialInput on a pseudo-terminal', { skip: NO_PYTHON }, () => {
     assert.deepEqual(backoffs.slice(0, 3), [1, 2, 3]);
     const unavailable = logged(/event=serial_unavailable/);
     assert.equal(unavailable.length, 1); // rate-limited
-    assert.ok(unavailable[0].endsWith(`level=WARNING event=serial_unavailable port=${link} error='stty: ${link}: `
-      + 'Inappropriate ioctl for device\' action=\'retrying with backoff\'\n'), unavailable[0]); // stty's words
+    assert.ok(unavailable[0].endsWith(`level=WARNING event=serial_unavailable port=${link} error="stty: ${link}: `
+      + 'Inappropriate ioctl for device" action="retrying with backoff"\n'), unavailable[0]); // stty's words
     assert.ok(!isUp());
     await board.plug(); // replaces the file with the link
     await board.write(frameLine('G', 1, { a: 1 }));

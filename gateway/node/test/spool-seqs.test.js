@@ -137,8 +137,8 @@ describe('the first frame after a restart', () => {
     const lost = lines.filter((line) => line.includes('event=frames_possibly_lost'));
     assert.equal(lost.length, 1);
     assert.ok(lost[0].endsWith(' level=WARNING event=frames_possibly_lost source=G missing=4 after_seq=10 '
-      + "after_ts=1780000000000 action='frames numbered after the last stored seq, read by the run that crashed and "
-      + "not yet in Cassandra, are lost; some of these may have been stored'\n"), lost[0]);
+      + 'after_ts=1780000000000 action="frames numbered after the last stored seq, read by the run that crashed and '
+      + 'not yet in Cassandra, are lost; some of these may have been stored"\n'), lost[0]);
   });
 
   it('after a clean stop: the gap is an ordinary one', async () => {

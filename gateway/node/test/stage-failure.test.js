@@ -128,8 +128,8 @@ describe('the gateway process', () => {
     const { status, stderr } = await run(spool, input(10), { TELEMETRY_GATEWAY_FAILPOINT: 'ingest_after_frames:4' });
     assert.equal(status, 1, stderr);
     assert.match(stderr, /Error in stage ingest: Error: failpoint ingest_after_frames:4[^\n]*\n {4}at /);
-    assert.ok(stderr.includes(' level=ERROR event=stage_died stages=ingest action=\'exiting with status 1 to be '
-      + "restarted; frames held in memory are committed first'\n"), stderr);
+    assert.ok(stderr.includes(' level=ERROR event=stage_died stages=ingest action="exiting with status 1 to be '
+      + 'restarted; frames held in memory are committed first"\n'), stderr);
     const lines = stderr.trimEnd().split('\n');
     assert.match(lines.at(-1), / level=INFO event=gateway_stopped spooled_frames=10 lost_frames=0$/);
     const reopened = new Spool(spool);

@@ -1,4 +1,4 @@
-"""telemetry-gateway run | check"""
+"""telemetry-gateway run | check | decode (gateway/contract/process.md)"""
 
 from __future__ import annotations
 
@@ -107,16 +107,17 @@ def connection_hint(error: str, config: Config) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="telemetry-gateway", description="Serial telemetry frames into Cassandra.")
+    p = argparse.ArgumentParser(prog="telemetry-gateway", allow_abbrev=False,
+                                description="Serial telemetry frames into Cassandra.")
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="read inputs, spool, write to Cassandra (the service)")
+    run = sub.add_parser("run", allow_abbrev=False, help="read inputs, spool, write to Cassandra (the service)")
     add_config_flags(run)
     run.add_argument("--input", action="append", metavar="FILE", help="read a file ('-' = stdin) instead of or "
                      "besides serial ports; repeatable")
     run.add_argument("--exit-when-drained", action="store_true", help="with --input: exit once every line read "
                      "is in Cassandra (replays, benchmarks)")
     run.set_defaults(func=cmd_run)
-    check = sub.add_parser("check", help="validate the config, connect, report the schema version")
+    check = sub.add_parser("check", allow_abbrev=False, help="validate the config, connect, report the schema version")
     add_config_flags(check)
     check.set_defaults(func=cmd_check)
     # Listed for --help; its own arguments are parsed by decode_command (main() hands them over unparsed).
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         from .decode_command import main as decode_main
         return decode_main(argv[1:])
     args = parser().parse_args(argv)
+    setup_logging("warning")  # every event line in the one format, also before the config names a level
     try:
         return args.func(args)
     except ConfigError as error:

@@ -1,25 +1,16 @@
 """telemetry-gateway decode: what the gateway makes of some lines, one JSON object per line.
 
 An operator's tool ("why is this board's data not stored?") and the common ground of the two gateways in the
-differential test (gateway/conformance/test_decoder_differential.py), which feeds both the same lines and compares
-what they print. Each line goes through the decoder a serial port would use: v1 frames, status lines and legacy
-JSON by default, the room board's CSV lines with --csv (PROTOCOL.md section 7; the port config keys source and
-columns as --source and --columns).
+differential test, which feeds both the same lines and compares what they print. Each line goes through the
+decoder a serial port would use: v1 frames, status lines and legacy JSON by default, the room board's CSV lines
+with --csv (PROTOCOL.md section 7; the port config keys source and columns as --source and --columns).
 
-Lines are read from stdin as bytes and end at LF; one CR before the LF (or at the end of the input) belongs to the
-ending, as in a CRLF file. A CR anywhere else stays in the line and reaches the decoder (a serial port's line
-assembler would have ended the line there): every input line, an empty one too, gives exactly one output line.
-
-Output: the protocol vectors' `expect` (firmware/protocol/vectors/decode.json), compact and ASCII only, a value as
-Python's repr of the double (-0.0 keeps its sign): {"kind":"frame","format":..,"source":..,"seq":..,"t":..,
-"values":[[metric,value],...]}, {"kind":"status","text":..} or {"kind":"reject","reason":..}. The Node gateway's
-decode command writes the same text for the same line.
+Input lines and the output text: gateway/contract/process.md, "decode".
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import BinaryIO, Callable, Iterable, Iterator, TextIO
@@ -27,10 +18,10 @@ from typing import BinaryIO, Callable, Iterable, Iterator, TextIO
 from .frame import Decoded, Frame, Status, is_metric_key, is_source_name
 from .room_csv import line_decoder
 from .serial_port_entries import SerialPort
+from .text_forms import number_text, quoted
 
 PROG = "telemetry-gateway decode"
 STDIN_PATH = "-"  # the port's path: none, the lines come from stdin
-_ENCODER = json.JSONEncoder(separators=(",", ":"))  # ensure_ascii: any byte of a status line reads back exactly
 
 
 class UsageError(Exception):
@@ -38,7 +29,7 @@ class UsageError(Exception):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Decode lines from stdin as the gateway does; one JSON "
+    p = argparse.ArgumentParser(prog=PROG, allow_abbrev=False, description="Decode lines from stdin as the gateway does; one JSON "
                                 "object per line on stdout (a frame, a status line or a reject with its reason).")
     p.add_argument("--csv", action="store_true", help="the lines of a room board's CSV port (format = \"csv\"); "
                    "needs --source and --columns")
@@ -57,15 +48,15 @@ def port_from(args: argparse.Namespace) -> SerialPort:
     if args.source is None:
         raise UsageError("--source: a csv port needs the source its lines are stored under")
     if not is_source_name(args.source):
-        raise UsageError(f"--source: {args.source!r} is not a source name ([A-Za-z0-9_-]{{1,32}})")
+        raise UsageError(f"--source: {quoted(args.source)} is not a source name ([A-Za-z0-9_-]{{1,32}})")
     if args.columns is None:
         raise UsageError("--columns: a csv port needs the metric name of each field")
     columns = [column.strip() for column in args.columns.split(",")]
     for index, column in enumerate(columns):
         if not is_metric_key(column):
-            raise UsageError(f"--columns: {column!r} is not a metric name ([a-z][a-z0-9_]{{0,15}}, not t)")
+            raise UsageError(f"--columns: {quoted(column)} is not a metric name ([a-z][a-z0-9_]{{0,15}}, not t)")
         if column in columns[:index]:
-            raise UsageError(f"--columns: {column!r} is listed twice")
+            raise UsageError(f"--columns: {quoted(column)} is listed twice")
     return SerialPort(STDIN_PATH, format="csv", source=args.source, columns=tuple(columns))
 
 
@@ -78,14 +69,19 @@ def line_content(line: bytes) -> bytes:
     return line
 
 
+def _integer(n: int | None) -> str:
+    return "null" if n is None else str(n)
+
+
 def decoded_json(decoded: Decoded) -> str:
-    """One decoder result as the vectors' `expect`, in compact JSON."""
+    """One decoder result as the vectors' `expect`, in compact JSON, keys in this order."""
     if isinstance(decoded, Frame):
-        return _ENCODER.encode({"kind": "frame", "format": decoded.format, "source": decoded.source,
-                                "seq": decoded.seq, "t": decoded.t, "values": decoded.values})
+        values = ",".join(f"[{quoted(metric)},{number_text(value)}]" for metric, value in decoded.values)
+        return (f'{{"kind":"frame","format":{quoted(decoded.format)},"source":{quoted(decoded.source)},'
+                f'"seq":{_integer(decoded.seq)},"t":{_integer(decoded.t)},"values":[{values}]}}')
     if isinstance(decoded, Status):
-        return _ENCODER.encode({"kind": "status", "text": decoded.text})
-    return _ENCODER.encode({"kind": "reject", "reason": decoded.reason})
+        return f'{{"kind":"status","text":{quoted(decoded.text)}}}'
+    return f'{{"kind":"reject","reason":{quoted(decoded.reason)}}}'
 
 
 def decode_lines(lines: Iterable[bytes], decode: Callable[[bytes], Decoded]) -> Iterator[str]:

@@ -6,12 +6,26 @@ import logging
 import threading
 import time
 
+from .text_forms import field_text
+
 log = logging.getLogger("telemetry_gateway")
+
+
+class LineFormatter(logging.Formatter):
+    """`<ISO 8601 UTC time with ms>Z level=<LEVEL> <message>` (gateway/contract/logs.md, "A line")."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s level=%(levelname)s %(message)s")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        seconds = int(record.created)
+        millis = int((record.created - seconds) * 1000)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 def setup_logging(level: str) -> None:
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s level=%(levelname)s %(message)s"))
+    handler.setFormatter(LineFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
@@ -19,17 +33,14 @@ def setup_logging(level: str) -> None:
     logging.getLogger("cassandra").setLevel(logging.CRITICAL)
 
 
-def _field(value: object) -> str:
-    text = str(value)
-    if text and text.isascii() and text.isprintable() and not any(c in text for c in ' ="\''):
-        return text
-    # Quoted, and every control or non-ASCII character as an escape (\x1b, \x00, \xff): bytes from a serial line
-    # must never reach a terminal or the journal raw.
-    return ascii(text)
+def message(name: str, fields: dict[str, object]) -> str:
+    """`event=<name> k=v ...`: fields in order, absent ones left out, values quoted where they need it."""
+    texts = ((key, field_text(value)) for key, value in fields.items())
+    return " ".join([f"event={name}"] + [f"{key}={text}" for key, text in texts if text is not None])
 
 
 def event(level: int, name: str, **fields: object) -> None:
-    log.log(level, " ".join([f"event={name}"] + [f"{k}={_field(v)}" for k, v in fields.items()]))
+    log.log(level, message(name, fields))
 
 
 MAX_SLOTS = 2048  # keys (often source names) remembered by one RateLimitedLog

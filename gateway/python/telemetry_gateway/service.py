@@ -1,6 +1,6 @@
 """The running gateway: inputs → ingest (spool) → sender (Cassandra), as threads, with an orderly stop.
 
-Stop order on SIGTERM: inputs stop reading; ingest spools what they handed over; the sender finishes the writes in
+Stop order on SIGTERM, SIGINT or SIGHUP (gateway/contract/process.md): inputs stop reading; ingest spools what they handed over; the sender finishes the writes in
 flight (bounded wait) and their acknowledgements are committed; the spool is closed. Frames not yet written stay
 in the spool and go out at the next start.
 """
@@ -126,6 +126,7 @@ class Gateway:
             server, _ = start_http_server(int(port), addr=host or "0.0.0.0", registry=self.metrics.registry)
         signal.signal(signal.SIGTERM, self.request_stop)
         signal.signal(signal.SIGINT, self.request_stop)
+        signal.signal(signal.SIGHUP, self.request_stop)  # a closed terminal: the same orderly stop
         # Start-up objects (the driver's metadata, modules) live as long as the process: keep them out of every
         # later GC pass.
         gc.freeze()

@@ -1,34 +1,35 @@
 """Operator log lines: bytes from a serial line never reach the log raw; rate-limited keys stay bounded."""
 
-import ast
+import json
 import logging
 import queue
+from pathlib import Path
+
+import pytest
 
 from telemetry_gateway import logs
 from telemetry_gateway.inputs import LineHandler
-from telemetry_gateway.logs import RateLimitedLog, _field
+from telemetry_gateway.logs import LineFormatter, RateLimitedLog, message
 from telemetry_gateway.metrics import Metrics
+from telemetry_gateway.text_forms import field_text
 
 
-def test_plain_values_stay_plain():
-    assert _field("bad_crc") == "bad_crc"
-    assert _field(42) == "42"
-    assert _field("/dev/ttyUSB0") == "/dev/ttyUSB0"
+CONTRACT_VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
+FIELD_CASES = [json.loads(line) for line in (CONTRACT_VECTORS / "log_fields.jsonl").read_text("ascii").splitlines()]
 
 
-def test_spaces_quotes_and_empty_values_are_quoted():
-    assert _field("two words") == "'two words'"
-    assert _field("a=b") == "'a=b'"
-    assert _field("") == "''"
+@pytest.mark.parametrize("case", FIELD_CASES, ids=lambda c: c["name"])
+def test_log_field_vectors(case):
+    """log_fields.jsonl: a field's value → its text (null: the field is left out)."""
+    assert field_text(case["value"]) == case["expect"]
+    line = message("e", {"k": case["value"]})
+    assert line == ("event=e" if case["expect"] is None else f"event=e k={case['expect']}")
 
 
-def test_control_and_non_ascii_characters_are_escaped():
-    nasty = "\x1b[2J\x00\r\n\x7f\x9b\xff\u2028é"  # ESC (clear screen), NUL, CR, LF, DEL, C1 CSI, 0xff, LS, é
-    rendered = _field(nasty)
-    assert rendered.isascii() and rendered.isprintable()
-    assert "\\x1b" in rendered and "\\x00" in rendered and "\\r" in rendered and "\\x7f" in rendered
-    assert "\\x9b" in rendered and "\\xff" in rendered
-    assert ast.literal_eval(rendered) == nasty  # nothing lost: the escape is exact
+def test_a_line_has_utc_time_with_milliseconds_and_the_level():
+    record = logging.LogRecord("telemetry_gateway", logging.WARNING, "", 0, "event=e", None, None)
+    record.created = 1700000000.123456
+    assert LineFormatter().format(record) == "2023-11-14T22:13:20.123Z level=WARNING event=e"
 
 
 def test_a_rejected_lines_excerpt_reaches_the_log_escaped(caplog):
@@ -37,7 +38,7 @@ def test_a_rejected_lines_excerpt_reaches_the_log_escaped(caplog):
         LineHandler("/dev/ttyUSB0", queue.Queue(), Metrics())._reject("bad_syntax", 1, line)
     text = caplog.records[-1].getMessage()
     assert text.isascii() and text.isprintable()
-    assert text.endswith(r"line='\x1b]0;pwned\x07$T1,G,1,a=1*\xff\xfe\x00'")  # each byte escaped once
+    assert text.endswith(r'line="\u001b]0;pwned\u0007$T1,G,1,a=1*\u00ff\u00fe\u0000"')  # each byte escaped once
 
 
 def test_rate_limited_log_keys_are_bounded(caplog, monkeypatch):
