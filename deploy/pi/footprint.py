@@ -1,6 +1,6 @@
 """deploy/pi/footprint: what a gateway costs a Raspberry Pi in a greenhouse. Simulated boards (telemetry-board-sim,
 the conformance kit's boards_on_pty) send 6 sources' frames at 1 frame/s each on a pty; the gateway (the conformance
-harness's GatewayUnderTest, config and all) reads it as a serial port and writes to a real Cassandra. After a
+kit's GatewayUnderTest, config and all) reads it as a serial port and writes to a real Cassandra. After a
 warm-up, it measures from /proc/PID: CPU (user + system, % of one core, from stat), resident memory (VmRSS, sampled
 every second) and bytes written to disk (write_bytes from io: what reaches the storage layer, SD-card wear) per
 frame accepted, for each gateway and each spool fsync policy. Prints figures and the targets of issue #17 at the

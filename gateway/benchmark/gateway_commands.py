@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from telemetry_conformance import GATEWAY_COMMANDS, gateway_command
 
-# GATEWAY_COMMAND, when set, adds a third name to the harness's GATEWAY_COMMANDS, "custom": that command,
-# shlex-split as the conformance harness does.
+# GATEWAY_COMMAND, when set, adds a third name to the conformance kit's GATEWAY_COMMANDS, "custom": that command,
+# shlex-split as the conformance kit does.
 CUSTOM = "custom"
 
 

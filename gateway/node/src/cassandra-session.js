@@ -1,5 +1,6 @@
 // The one way the Node gateway connects to Cassandra, as configured ([cassandra] in config.md): what
-// schema/telemetry_cassandra/connect.py and gateway/python/telemetry_gateway/cassandra_session.py do for Python.
+// lib/telemetry_cassandra (telemetry_cassandra/connect.py) and
+// gateway/python/telemetry_gateway/cassandra_session.py do for Python.
 //
 // TLS: given a CA file, the connection is encrypted and the node's certificate is verified against that CA alone
 // (and the node's address against the certificate); a client certificate and its key are presented to nodes that
