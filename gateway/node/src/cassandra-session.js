@@ -1,6 +1,5 @@
-// The one way the Node gateway connects to Cassandra, as configured ([cassandra] in config.md): what
-// lib/telemetry_cassandra (telemetry_cassandra/connect.py) and
-// gateway/python/telemetry_gateway/cassandra_session.py do for Python.
+// The one way the Node gateway connects to Cassandra, as configured ([cassandra] in config.md) and as
+// gateway/contract/cassandra-writes.md ("Connecting") says.
 //
 // TLS: given a CA file, the connection is encrypted and the node's certificate is verified against that CA alone
 // (and the node's address against the certificate); a client certificate and its key are presented to nodes that
@@ -18,9 +17,9 @@ import { ConfigError } from './config-error.js';
 
 const { auth, policies, types } = cassandra;
 const ENV_PREFIX = 'TELEMETRY_CASSANDRA_';
-// Python speaks v5; cassandra-driver 4.10 knows no v5 (types.protocolVersion.isSupported(5) is false): v4.
+// The highest the driver speaks: cassandra-driver 4.10 knows no v5 (types.protocolVersion.isSupported(5) is false).
 export const PROTOCOL_VERSION = types.protocolVersion.isSupported(5) ? 5 : 4;
-const CONNECT_TIMEOUT_MS = 5000; // Python's connect_timeout and control_connection_timeout
+const CONNECT_TIMEOUT_MS = 5000; // the contract's connect timeout, for every connection
 
 /** The driver's consistency for each of config.md's names. */
 export const CONSISTENCY = Object.freeze({
@@ -35,7 +34,7 @@ export const CONSISTENCY = Object.freeze({
   ANY: types.consistencies.any,
 });
 
-/** Settings that do not go together (connect.py's ValueError); the text names the variables to look at. */
+/** Settings that do not go together; the text names the variables to look at. */
 export class CassandraSettingsError extends Error {
   constructor(message) {
     super(message);
@@ -45,9 +44,9 @@ export class CassandraSettingsError extends Error {
 
 /**
  * The driver reconnects to a node on the schedule that requests and serial ports retry on (backoffS: 200 ms,
- * 400 ms ... up to retry_max_s), as Python's BackoffReconnectionPolicy does. The driver's own
- * ExponentialReconnectionPolicy would add up to 15% jitter, which Python's schedule has not; its default waits up
- * to 10 minutes between attempts, and a gateway must be back within seconds.
+ * 400 ms ... up to retry_max_s). The driver's own ExponentialReconnectionPolicy would add up to 15% jitter, which
+ * the contract's schedule has not; its default waits up to 10 minutes between attempts, and a gateway must be back
+ * within seconds.
  */
 export class BackoffReconnectionPolicy extends policies.reconnection.ReconnectionPolicy {
   /** @param {number} maxS the longest wait, seconds ([cassandra] retry_max_s) */
@@ -142,7 +141,7 @@ export function buildClient(cassandraConfig, { env = process.env, keyspace } = {
     queryOptions: { consistency: CONSISTENCY[config.consistency.toUpperCase()] },
     socketOptions: { connectTimeout: CONNECT_TIMEOUT_MS, readTimeout: config.request_timeout_s * 1000 },
   };
-  if (keyspace) options.keyspace = keyspace; // connect() then fails on a missing keyspace, as Python's does
+  if (keyspace) options.keyspace = keyspace; // connect() then fails on a missing keyspace, to be retried
   if (username) options.authProvider = new auth.PlainTextAuthProvider(username, password ?? '');
   if (config.tls_ca) options.sslOptions = tlsOptions(config.tls_ca, config.tls_cert, config.tls_key);
   return new cassandra.Client(options);

@@ -1,8 +1,7 @@
-// Reads an input may hold in memory, not yet spooled (the Python gateway's inputs.py and its semaphores): a read
-// needs a credit, and the ingest gives it back once the read's frames are committed. A serial port's bytes are safe
-// in the kernel until read, so a crash loses at most these reads (one being committed, one waiting: a few ms of
-// input); while the spool has no room the credits are held back and reading pauses with nothing in memory. A file
-// can be replayed: it may read further ahead.
+// Reads an input may hold in memory, not yet spooled: a read needs a credit, and the ingest gives it back once the
+// read's frames are committed. A serial port's bytes are safe in the kernel until read, so a crash loses at most
+// these reads (one being committed, one waiting: a few ms of input); while the spool has no room the credits are
+// held back and reading pauses with nothing in memory. A file can be replayed: it may read further ahead.
 
 export const SERIAL_CREDITS = 2;
 export const STREAM_CREDITS = 32;

@@ -1,5 +1,4 @@
-// Day marks (gateway/contract/day-marks.md; the Python gateway's day_marks.py): which (source, UTC day) pairs may
-// have readings written now.
+// Day marks (gateway/contract/day-marks.md): which (source, UTC day) pairs may have readings written now.
 //
 // A readings write for (source, day) is sent only while that day has a fresh mark: a `day_changes` row whose write
 // Cassandra acknowledged, from an attempt sent at most MARK_FRESH_MS before (on the gateway's monotonic clock,

@@ -1,5 +1,4 @@
-// Readings batches whose rows go out already in wire form (the Python gateway's reading_batches.py, for the
-// pinned cassandra-driver 4.10.0).
+// Readings batches whose rows go out already in wire form, for the pinned cassandra-driver 4.10.0.
 //
 // The public path, client.batch() with one {query, params} per row, costs per row a prepared-statement lookup
 // (awaited), and a dozen small Buffers that BatchRequest.write() makes one by one and then joins: with the value

@@ -1,6 +1,6 @@
 // `latest` is a view of the newest value per (source, metric), not a record: rows are coalesced in memory and
-// written now and then, each with its reading's time as write timestamp, so the view never moves back (the Python
-// gateway's latest_rows.py).
+// written now and then, each with its reading's time as write timestamp, so the view never moves back
+// (gateway/contract/cassandra-writes.md, Flush periods).
 
 import cassandra from 'cassandra-driver';
 

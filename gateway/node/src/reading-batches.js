@@ -1,12 +1,12 @@
-// The statements the gateway writes with, and their parameters, as cassandra-driver takes them (the Python
-// gateway's reading_batches.py, and the statement texts of its cassandra_session.py, character for character).
+// The statements the gateway writes with (gateway/contract/cassandra-writes.md, character for character), and their
+// parameters, as cassandra-driver takes them.
 //
 // A statement is {query, params} for one row or {queries: [{query, params}, ...], logged: false} for an UNLOGGED
 // batch: every batch here holds rows of one partition, which Cassandra applies as one mutation on one replica set.
 // Send them prepared (client.execute / client.batch with prepare: true, isIdempotent: true: the same reading has
 // the same key, so a write may be repeated); the driver then routes a batch by its first row's partition key.
 //
-// Parameter values are chosen so that the driver writes exactly the bytes of the Python gateway, prepared or not:
+// Parameter values are chosen so that the driver writes each column's CQL type exactly, prepared or not:
 // - readings rows: every value in wire form already (readingsBatch), the double as the spool stores it;
 // - timestamps (CQL timestamp): a Date (ms since the epoch, UTC);
 // - days (CQL date): the driver's LocalDate, made from the UTC day (timestamps.js utcDay); never a Date, whose day
@@ -18,7 +18,7 @@ import { EncodedRows, encodedBatchItem } from './encoded-batch.js';
 import { metricNames } from './reading-values.js';
 import { utcDayNumber } from './timestamps.js';
 
-/** The CQL texts, identical to the Python gateway's (cassandra_session.prepare). */
+/** The CQL texts, the contract's (cassandra-writes.md, Statements). */
 export const CQL = Object.freeze({
   reading: 'INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)',
   sourceDay: 'INSERT INTO source_days (day, source) VALUES (?, ?)',

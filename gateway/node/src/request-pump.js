@@ -1,5 +1,5 @@
-// Sending requests: asynchronously, at most maxInFlight at a time; answers are collected for the sender's next step
-// (the Python gateway's request_pump.py), so all bookkeeping happens in one place.
+// Sending requests: asynchronously, at most maxInFlight at a time (gateway/contract/cassandra-writes.md); answers
+// are collected for the sender's next step, so all bookkeeping happens in one place.
 //
 // A statement is {queries: [{query, params}, ...]} (an UNLOGGED batch of one partition) or {query, params}. Every
 // write is idempotent (same reading, same key), so the driver may retry it and so may the RetrySchedule.

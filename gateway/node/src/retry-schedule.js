@@ -1,5 +1,4 @@
-// Failed requests wait for their next attempt on the one backoff schedule (backoff.js; the Python gateway's
-// retry_schedule.py).
+// Failed requests wait for their next attempt on the one backoff schedule (backoff.js).
 
 import { backoffS } from './backoff.js';
 

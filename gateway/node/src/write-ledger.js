@@ -1,5 +1,5 @@
-// What may leave the spool: each taken chunk of frames is followed until Cassandra has all of it (the Python
-// gateway's write_ledger.py).
+// What may leave the spool: each taken chunk of frames is followed until Cassandra has all of it
+// (gateway/contract/cassandra-writes.md, "Order, and when a frame is written").
 
 import { dayKey } from './day-marks.js';
 

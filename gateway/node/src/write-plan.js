@@ -1,5 +1,5 @@
-// Spooled frames → the Cassandra writes that store them, grouped for speed (gateway/contract/README.md,
-// "write_plan.jsonl"; the Python gateway's write_plan.py).
+// Spooled frames → the Cassandra writes that store them, grouped for speed (gateway/contract/cassandra-writes.md,
+// Batches; vectors/write_plan.jsonl).
 //
 // Rows of one partition (source, UTC day) travel in one UNLOGGED batch: a single-partition batch is applied as one
 // mutation on one replica set, which is what makes batching fast. Batches never split a frame, so a frame is

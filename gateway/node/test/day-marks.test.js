@@ -1,4 +1,4 @@
-// Day marks (gateway/contract/day-marks.md), without Cassandra (the Python gateway's test_day_marks.py): DayMarks'
+// Day marks (gateway/contract/day-marks.md), without Cassandra: DayMarks'
 // freshness and bounds, and the sender sending a day's mark before its readings, stamping each attempt, and marking
 // again before a retry once the mark went stale. (The contract's cases: vectors/day_marks.jsonl, driven by
 // contract-vectors.test.js.)

@@ -1,5 +1,5 @@
-// Coalescing `latest` rows and batching them per source (the Python gateway's test_sender_parts.py; their bytes
-// are checked in reading-batches.test.js, the contract's cases in contract-vectors.test.js).
+// Coalescing `latest` rows and batching them per source (their bytes are checked in reading-batches.test.js, the
+// contract's cases in contract-vectors.test.js).
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

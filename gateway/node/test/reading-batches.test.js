@@ -1,7 +1,8 @@
-// The statements' CQL is the Python gateway's, character for character, and their parameters go out as the bytes
-// the Python gateway sends: encoded by the pinned driver both ways it may encode them (by the prepared statement's
-// column types, read here from schema/*.cql, and by its guess from the JS value when not prepared), compared with
-// what the Python driver's serializers give (hex below, from cassandra-driver 3.30.1's cqltypes).
+// The statements' CQL is the contract's (gateway/contract/cassandra-writes.md), character for character, and their
+// parameters go out in the wire form of their columns' CQL types (native protocol, "[value]" of each type):
+// encoded by the pinned driver both ways it may encode them (by the prepared statement's column types, read here
+// from schema/*.cql, and by its guess from the JS value when not prepared), compared with the bytes worked out by
+// hand (hex below).
 
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -62,12 +63,10 @@ function assertWire(statement, expected) {
 const frame = (id, source, ts, values) => ({ id, source, ts_ms: ts, received_ms: 0, ...packValues(values) });
 
 describe('the CQL texts', () => {
-  it("are the Python gateway's (cassandra_session.prepare)", () => {
-    const python = readFileSync(`${REPO}gateway/python/telemetry_gateway/cassandra_session.py`, 'utf8');
-    const texts = [...python.matchAll(/(\w+)=session\.prepare\(((?:\s*"[^"]*")+)\)/g)]
-      .map(([, name, literals]) => [name, [...literals.matchAll(/"([^"]*)"/g)].map(([, part]) => part).join('')]);
-    assert.deepEqual(texts, [['reading', CQL.reading], ['source_day', CQL.sourceDay], ['latest', CQL.latest],
-      ['day_change', CQL.dayChange]]);
+  it("are the contract's (cassandra-writes.md, Statements)", () => {
+    const contract = readFileSync(`${REPO}gateway/contract/cassandra-writes.md`, 'utf8');
+    const [, block] = contract.match(/```cql\n([\s\S]*?)```/);
+    assert.deepEqual(block.trim().split('\n'), [CQL.reading, CQL.sourceDay, CQL.latest, CQL.dayChange]);
   });
 
   it('name only columns the schema has', () => {
@@ -101,7 +100,7 @@ describe('readingsBatch', () => {
     assert.ok(Object.is(rows[1][4], -0));
   });
 
-  it("writes the Python gateway's bytes: text, date, text, timestamp (ms), the spool's double", () => {
+  it("writes text, date, text, timestamp (ms), the spool's double", () => {
     assertWire(queries[0], ['47', '80004d65', '74656d705f696e', '0000018e93f39d00', '40278a3d70a3d70a']);
     assertWire(queries[1], ['47', '80004d65', '6c69676874', '0000018e93f39d00', '8000000000000000']);
     assertWire(queries[2], ['47', '80004d65', '74656d705f696e', '0000018e93f39d01', '7e37e43c8800759c']);
@@ -140,7 +139,7 @@ describe('dayChangesBatch', () => {
       [CQL.dayChange, '2026-03-29T10:00:00.000Z', '2024-03-31', 'H', now.getTime()]]);
   });
 
-  it("writes the Python gateway's bytes", () => {
+  it('writes timestamp, date, text, timestamp', () => {
     assertWire(statement.queries[1], ['0000019d39093d00', '80004d65', '48', '0000019d39402b7f']);
   });
 
@@ -152,7 +151,7 @@ describe('dayChangesBatch', () => {
 });
 
 describe('the latest rows', () => {
-  it("write the Python gateway's bytes: text, text, timestamp, double, USING TIMESTAMP in µs (bigint)", () => {
+  it('write text, text, timestamp, double, USING TIMESTAMP in µs (bigint)', () => {
     const [batch] = latestBatches([new LatestRow('G', 'temp', TS, 20.5)]);
     assertWire(batch.queries[0], ['47', '74656d70', '0000018e93f39d00', '4034800000000000', '000614f1ef9d4800']);
     const [early] = latestBatches([new LatestRow('G', 'temp', -1, -0.0)]);

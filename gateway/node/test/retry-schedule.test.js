@@ -1,4 +1,4 @@
-// When a failed request is sent again (the Python gateway's test_sender_parts.py). Times in ms.
+// When a failed request is sent again. Times in ms.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

@@ -1,4 +1,4 @@
-// What may leave the spool, without Cassandra (the Python gateway's test_sender_parts.py).
+// What may leave the spool, without Cassandra.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

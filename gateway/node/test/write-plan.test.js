@@ -1,6 +1,5 @@
 // Write planning: per-partition batches that never split a frame, the (source, day) pairs, the newest value per
-// (source, metric) (the Python gateway's test_core_logic.py, "write planning"; the contract's cases are in
-// contract-vectors.test.js).
+// (source, metric) (the contract's cases are in contract-vectors.test.js).
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -60,7 +59,7 @@ it('no frames, no writes', () => {
   assert.deepEqual(planWrites([], 10), { batches: [], latest: [], days: [] });
 });
 
-// Python checks this with hypothesis: here a seeded generator, the same property over many random plans.
+// A property over many random plans, from a seeded generator.
 function random(seed) {
   let state = seed;
   return () => {

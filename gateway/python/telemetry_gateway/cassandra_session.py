@@ -1,10 +1,11 @@
-"""Connecting to Cassandra as configured, and the prepared statements the gateway writes with."""
+"""Connecting to Cassandra as configured, and the prepared statements the gateway writes with
+(gateway/contract/cassandra-writes.md)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
@@ -19,10 +20,10 @@ from .config_error import ConfigError
 
 @dataclass
 class Statements:
-    reading: PreparedStatement
-    source_day: PreparedStatement
-    latest: PreparedStatement
-    day_change: PreparedStatement
+    reading: PreparedStatement | str
+    source_day: PreparedStatement | str
+    latest: PreparedStatement | str
+    day_change: PreparedStatement | str
 
 
 class BackoffReconnectionPolicy(ReconnectionPolicy):
@@ -51,22 +52,25 @@ def build_cluster(config: CassandraConfig) -> Cluster:
             tls_ca=config.tls_ca or None, tls_cert=config.tls_cert or None, tls_key=config.tls_key or None,
             execution_profiles={EXEC_PROFILE_DEFAULT: profile},
             reconnection_policy=BackoffReconnectionPolicy(config.retry_max_s),
-            connect_timeout=5, control_connection_timeout=5,
+            connect_timeout=5, control_connection_timeout=5,  # the contract's, for every connection
         )
     except TlsFileError as error:
         raise ConfigError(f"cassandra.{error.setting}", "unreadable", str(error)) from None
 
 
+# The contract's statements (gateway/contract/cassandra-writes.md, Statements), character for character.
+CQL = Statements(
+    reading="INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)",
+    source_day="INSERT INTO source_days (day, source) VALUES (?, ?)",
+    # The reading's own time as write timestamp: an older reading replayed later never wins.
+    latest="INSERT INTO latest (source, metric, ts, value) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+    # For incremental analytics (schema/002): which partitions were written, by hour of writing.
+    day_change="INSERT INTO day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)",
+)
+
+
 def prepare(session: Session) -> Statements:
-    statements = Statements(
-        reading=session.prepare("INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)"),
-        source_day=session.prepare("INSERT INTO source_days (day, source) VALUES (?, ?)"),
-        # The reading's own time as write timestamp: an older reading replayed later never wins.
-        latest=session.prepare("INSERT INTO latest (source, metric, ts, value) VALUES (?, ?, ?, ?) "
-                               "USING TIMESTAMP ?"),
-        # For incremental analytics (schema/002): which partitions were written, by hour of writing.
-        day_change=session.prepare("INSERT INTO day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)"),
-    )
+    statements = Statements(*(session.prepare(text) for text in astuple(CQL)))
     for statement in (statements.reading, statements.source_day, statements.latest, statements.day_change):
         statement.is_idempotent = True  # same reading, same key: safe for the driver to retry
     return statements

@@ -1,14 +1,25 @@
-"""The gateway's Cluster as configured: the driver reconnects on the one backoff schedule, and the options the
-gateway sets reach the driver (no connection is made)."""
+"""The gateway's Cluster as configured: the contract's statements, the driver reconnects on the one backoff
+schedule, and the options the gateway sets reach the driver (no connection is made)."""
 
 import itertools
+import re
+from dataclasses import astuple
+from pathlib import Path
 
 import pytest
 from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT
 
-from telemetry_gateway.cassandra_session import BackoffReconnectionPolicy, build_cluster
+from telemetry_gateway.cassandra_session import CQL, BackoffReconnectionPolicy, build_cluster
 from telemetry_gateway.config import ConfigError, load_config
+
+
+CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "cassandra-writes.md"
+
+
+def test_the_statements_are_the_contracts():
+    block = re.search(r"```cql\n(.*?)```", CONTRACT.read_text(encoding="utf-8"), re.S).group(1)
+    assert block.strip().split("\n") == list(astuple(CQL))
 
 
 def first_delays(policy, n):
