@@ -1,84 +1,22 @@
 // The gateway's configuration: one TOML file, every key overridable from the environment.
 //
-// TELEMETRY_<SECTION>_<KEY> overrides [section] key (e.g. TELEMETRY_CASSANDRA_HOSTS=10.0.0.5,10.0.0.6);
-// command-line flags override both. The rules (types, ranges, errors) are gateway/contract/config.md; the
-// documented example is gateway/contract/telemetry-gateway.example.toml. The resolved config has the Python
-// gateway's field names (config.spool.fsync_interval_ms, config.serial.ports[0].baud ...) and is frozen.
+// The keys, their types, defaults, rules and environment variables are gateway/contract/config.schema.json (read
+// by config-schema.js); how values are read and refused is gateway/contract/config.md; the documented example is
+// gateway/contract/telemetry-gateway.example.toml. Flags of `run` and `check` override the environment, which
+// overrides the file. The resolved config is frozen: config.spool.fsync_interval_ms, config.serial.ports[0].baud ...
 
 import { readFileSync } from 'node:fs';
 
 import { parse as parseToml, TomlError } from 'smol-toml';
 
-import { ConfigError, pyFloat, pyRepr } from './config-error.js';
-import { BAUD_MAX, BAUD_MIN, isTable, parsePortEntries, wholeFromDigits, withBaud } from './serial-port-entries.js';
+import { ConfigError, quote } from './config-error.js';
+import { CREDENTIALS, SECTIONS } from './config-schema.js';
+import { isTable, parsePortEntries, wholeFromDigits, withBaud } from './serial-port-entries.js';
 
 export { ConfigError } from './config-error.js';
 
-export const CONSISTENCY_LEVELS = Object.freeze(['ONE', 'TWO', 'THREE', 'QUORUM', 'ALL', 'LOCAL_QUORUM',
-  'EACH_QUORUM', 'LOCAL_ONE', 'ANY']);
-export const LOG_LEVELS = Object.freeze(['debug', 'info', 'warning', 'error']);
-const KEYSPACE_RE = /^[A-Za-z][A-Za-z0-9_]{0,47}$/; // an unquoted CQL name, as Cassandra limits keyspaces
 const WHOLE_TEXT_RE = /^[+-]?[0-9]+$/; // numbers written in the environment or a flag
 const NUMBER_TEXT_RE = /^[+-]?[0-9]+(?:\.[0-9]+)?$/;
-
-// Every key with its default; the default's kind is the key's type. A whole number is marked by WHOLE_KEYS
-// (JavaScript has one number type): the others are numbers that may have a fraction.
-const DEFAULT_SECTIONS = {
-  serial: { ports: [], baud: 115200, reopen_max_s: 10.0 }, // ports: each with its baud resolved
-  // max_sources: per-source state (seqs, receipt stamps, metric labels) kept for this many, LRU
-  decode: { duplicate_window_s: 10.0, max_sources: 1000 },
-  time: { max_future_s: 60.0, max_age_days: 366.0 },
-  spool: {
-    path: '/var/lib/telemetry-gateway/spool.sqlite',
-    fsync: 'deferred', // "deferred", "batch" or "interval" (spool.md, Durability)
-    fsync_interval_ms: 1000,
-    max_mb: 1024.0,
-    when_full: 'pause', // "pause" or "drop_oldest"
-  },
-  cassandra: {
-    hosts: ['127.0.0.1'],
-    port: 9042,
-    local_dc: 'datacenter1',
-    keyspace: 'telemetry',
-    consistency: 'LOCAL_QUORUM',
-    credentials_file: '',
-    tls_ca: '',
-    tls_cert: '',
-    tls_key: '',
-    batch_rows: 250,
-    max_in_flight: 32,
-    request_timeout_s: 10.0,
-    retry_max_s: 10.0,
-  },
-  metrics: { listen: '127.0.0.1:9108' }, // "" turns the HTTP endpoint off
-  log: { level: 'info' },
-};
-const WHOLE_KEYS = new Set(['serial.baud', 'decode.max_sources', 'spool.fsync_interval_ms', 'cassandra.port',
-  'cassandra.batch_rows', 'cassandra.max_in_flight']);
-
-/** (section.key): [lowest, highest, lowest excluded]. Number keys not listed have no range. */
-export const RANGES = Object.freeze({
-  'serial.baud': [BAUD_MIN, BAUD_MAX, false],
-  'serial.reopen_max_s': [0, 3600, true],
-  'decode.duplicate_window_s': [0, 3600, false],
-  'decode.max_sources': [1, 1_000_000, false],
-  'time.max_future_s': [0, 86_400, false],
-  'time.max_age_days': [0, 36_600, false],
-  'spool.fsync_interval_ms': [1, 60_000, false],
-  'spool.max_mb': [0, 1_048_576, true],
-  'cassandra.port': [1, 65_535, false],
-  'cassandra.batch_rows': [1, 5000, false],
-  'cassandra.max_in_flight': [1, 1024, false],
-  'cassandra.request_timeout_s': [0, 600, true],
-  'cassandra.retry_max_s': [0, 3600, true],
-});
-export const CHOICES = Object.freeze({
-  'spool.fsync': ['deferred', 'batch', 'interval'],
-  'spool.when_full': ['pause', 'drop_oldest'],
-  'cassandra.consistency': CONSISTENCY_LEVELS,
-  'log.level': LOG_LEVELS,
-});
-const NON_EMPTY = ['spool.path', 'cassandra.hosts', 'cassandra.local_dc'];
 
 function deepFreeze(value) {
   if (value !== null && typeof value === 'object') Object.values(value).forEach(deepFreeze);
@@ -86,86 +24,83 @@ function deepFreeze(value) {
 }
 
 /** The config with every default: what an empty file resolves to. */
-export const DEFAULTS = deepFreeze(structuredClone(DEFAULT_SECTIONS));
+export const DEFAULTS = deepFreeze(Object.fromEntries(Object.entries(SECTIONS).map(([section, keys]) => [section,
+  Object.fromEntries(Object.entries(keys).map(([key, declared]) => [key, structuredClone(declared.default)]))])));
 
 const has = (table, name) => Object.prototype.hasOwnProperty.call(table, name);
 
-/** value as the type of the key's default. text: from the environment or a flag, where numbers and lists are
- * written as text; in the TOML file a number key needs a TOML number. */
-function convert(key, value, defaultValue, text, origin) {
-  if (Array.isArray(defaultValue)) {
+/** value as the key's type. text: from the environment or a flag, where numbers and lists are written as text;
+ * in the TOML file a number key needs a TOML number. */
+function convert(key, declared, value, text, origin) {
+  const { type } = declared;
+  if (type === 'strings') {
     if (text && typeof value === 'string') return value.split(',').map((item) => item.trim()).filter((item) => item);
     if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return [...value];
-    throw new ConfigError(key, 'type', `must be a list of strings, not ${pyRepr(value)}`, origin);
+    throw new ConfigError(key, 'type', `must be a list of strings, not ${quote(value)}`, origin);
   }
-  if (typeof defaultValue === 'number') {
-    const whole = WHOLE_KEYS.has(key);
+  if (type === 'whole' || type === 'number') {
+    const whole = type === 'whole';
     const kind = whole ? 'a whole number' : 'a number';
     if (text && typeof value === 'string') {
       const trimmed = value.trim();
       if (!(whole ? WHOLE_TEXT_RE : NUMBER_TEXT_RE).test(trimmed)) {
-        throw new ConfigError(key, 'type', `must be ${kind}, not ${pyRepr(value)}`, origin);
+        throw new ConfigError(key, 'type', `must be ${kind}, not ${quote(value)}`, origin);
       }
       value = whole ? wholeFromDigits(trimmed) : Number(trimmed);
     }
     if (typeof value === 'bigint') value = whole ? value : Number(value); // a TOML integer past 2^53
     if (typeof value !== 'number' && typeof value !== 'bigint') { // booleans are never numbers
-      throw new ConfigError(key, 'type', `must be ${kind}, not ${pyRepr(value)}`, origin);
+      throw new ConfigError(key, 'type', `must be ${kind}, not ${quote(value)}`, origin);
     }
     if (typeof value === 'number' && !Number.isFinite(value)) { // TOML has nan and inf
-      throw new ConfigError(key, 'range', `must be finite, not ${pyFloat(value)}`, origin);
+      throw new ConfigError(key, 'range', `must be finite, not ${quote(value)}`, origin);
     }
     if (whole && typeof value === 'number' && !Number.isInteger(value)) {
-      throw new ConfigError(key, 'type', `must be a whole number, not ${pyRepr(value)}`, origin);
+      throw new ConfigError(key, 'type', `must be a whole number, not ${quote(value)}`, origin);
     }
     return value;
   }
-  if (typeof value !== 'string') throw new ConfigError(key, 'type', `must be a string, not ${pyRepr(value)}`, origin);
+  if (typeof value !== 'string') throw new ConfigError(key, 'type', `must be a string, not ${quote(value)}`, origin);
   return value;
 }
 
-function show(key, value) {
-  return typeof value === 'number' && !WHOLE_KEYS.has(key) ? pyFloat(value) : String(value);
-}
-
-/** The key's own rules (config.md); returns the value resolved (choices in their canonical case). */
-function check(key, value, origin) {
-  if (has(RANGES, key)) {
-    const [low, high, lowExcluded] = RANGES[key];
-    if (!(lowExcluded ? low < value : low <= value) || value > high) {
-      const bounds = lowExcluded ? `more than ${low} and at most ${high}` : `${low}..${high}`;
-      throw new ConfigError(key, 'range', `must be ${bounds}, not ${show(key, value)}`, origin);
-    }
+/** The key's own rules from the schema; returns the value resolved (a choice in the case declared). */
+function check(key, declared, value, origin) {
+  const above = has(declared, 'above');
+  const low = above ? declared.above : declared.min;
+  const high = declared.max;
+  if ((low !== undefined && !(above ? low < value : low <= value)) || (high !== undefined && value > high)) {
+    const bounds = above ? `more than ${low} and at most ${high}` : `${low}..${high}`;
+    throw new ConfigError(key, 'range', `must be ${bounds}, not ${quote(value)}`, origin);
   }
-  if (has(CHOICES, key)) {
-    const canonical = CHOICES[key].find((choice) => choice.toLowerCase() === value.toLowerCase()); // any case
+  if (has(declared, 'choices')) {
+    const canonical = declared.choices.find((choice) => choice.toLowerCase() === value.toLowerCase()); // any case
     if (canonical === undefined) {
-      throw new ConfigError(key, 'choice', `must be one of ${CHOICES[key].join(', ')}, not ${pyRepr(value)}`, origin);
+      throw new ConfigError(key, 'choice', `must be one of ${declared.choices.join(', ')}, not ${quote(value)}`,
+        origin);
     }
     value = canonical;
   }
-  if (NON_EMPTY.includes(key) && value.length === 0) {
-    throw new ConfigError(key, 'required', 'must not be empty', origin);
+  if (declared.not_empty && value.length === 0) throw new ConfigError(key, 'required', 'must not be empty', origin);
+  if (declared.items_not_empty && !value.every((item) => item)) {
+    throw new ConfigError(key, 'syntax', 'an item is empty', origin);
   }
-  if (key === 'cassandra.hosts' && !value.every((host) => host)) {
-    throw new ConfigError(key, 'syntax', 'a contact point is empty', origin);
+  if (has(declared, 'pattern') && !new RegExp(`^(?:${declared.pattern})$`).test(value)) {
+    throw new ConfigError(key, 'syntax', `${quote(value)} does not match ${declared.pattern}`, origin);
   }
-  if (key === 'cassandra.keyspace' && !KEYSPACE_RE.test(value)) {
-    throw new ConfigError(key, 'syntax', `${pyRepr(value)} is not a plain CQL name ([A-Za-z][A-Za-z0-9_]{0,47})`,
-      origin);
-  }
-  if (key === 'metrics.listen' && value) {
+  if (declared.form === 'host_port' && value) {
     const colon = value.lastIndexOf(':');
     const port = value.slice(colon + 1);
     if (colon < 0 || !/^[0-9]+$/.test(port) || !(Number(port) >= 1 && Number(port) <= 65535)) {
-      throw new ConfigError(key, 'syntax', `must be HOST:PORT (PORT 1..65535), or "" for none, not ${pyRepr(value)}`,
+      throw new ConfigError(key, 'syntax', `must be HOST:PORT (PORT 1..65535), or "" for none, not ${quote(value)}`,
         origin);
     }
   }
   return value;
 }
 
-function checkTogether(config, origins) {
+/** The schema's cross_key rules on the TLS keys (the port entries check their own). */
+function checkCrossKey(config, origins) {
   const { cassandra } = config;
   if (Boolean(cassandra.tls_cert) !== Boolean(cassandra.tls_key)) {
     const missing = cassandra.tls_cert ? 'cassandra.tls_key' : 'cassandra.tls_cert';
@@ -189,22 +124,22 @@ function checkTogether(config, origins) {
 export function parseConfig(data, overrides = {}, { env = process.env, file = '' } = {}) {
   const inFile = file ? `in ${file}` : '';
   const origins = new Map();
-  const unknown = Object.keys(data).filter((name) => !has(DEFAULT_SECTIONS, name)).sort();
+  const unknown = Object.keys(data).filter((name) => !has(SECTIONS, name)).sort();
   if (unknown.length) throw new ConfigError(unknown[0], 'unknown_section', `there is no [${unknown[0]}]`, inFile);
   const config = {};
-  for (const [section, defaults] of Object.entries(DEFAULT_SECTIONS)) {
+  for (const [section, keys] of Object.entries(SECTIONS)) {
     const given = has(data, section) ? data[section] : {};
     if (!isTable(given)) throw new ConfigError(section, 'type', `[${section}] must be a table`, inFile);
-    const unknownKeys = Object.keys(given).filter((name) => !has(defaults, name)).sort();
+    const unknownKeys = Object.keys(given).filter((name) => !has(keys, name)).sort();
     if (unknownKeys.length) {
       throw new ConfigError(`${section}.${unknownKeys[0]}`, 'unknown_key', `[${section}] has no key ${unknownKeys[0]}`,
         inFile);
     }
     const sectionOverrides = overrides?.[section] ?? {};
     const values = {};
-    for (const [key, defaultValue] of Object.entries(defaults)) {
+    for (const [key, declared] of Object.entries(keys)) {
       const path = `${section}.${key}`;
-      const envName = `TELEMETRY_${section.toUpperCase()}_${key.toUpperCase()}`;
+      const envName = declared.env;
       let value;
       let text;
       let origin;
@@ -215,29 +150,23 @@ export function parseConfig(data, overrides = {}, { env = process.env, file = ''
       } else if (has(given, key)) {
         [value, text, origin] = [given[key], false, inFile];
       } else {
-        values[key] = structuredClone(defaultValue);
+        values[key] = structuredClone(declared.default);
         continue;
       }
       origins.set(path, origin);
-      values[key] = path === 'serial.ports' ? parsePortEntries(value, text, origin)
-        : check(path, convert(path, value, defaultValue, text, origin), origin);
+      values[key] = declared.type === 'ports' ? parsePortEntries(value, text, origin)
+        : check(path, declared, convert(path, declared, value, text, origin), origin);
     }
     config[section] = values;
   }
   config.serial.ports = config.serial.ports.map((port) => withBaud(port, config.serial.baud));
-  checkTogether(config, origins);
+  checkCrossKey(config, origins);
   return deepFreeze(config);
 }
 
-// What Python's OSError.strerror says for the usual failures; others keep libuv's words.
-const STRERROR = {
-  ENOENT: 'No such file or directory', EACCES: 'Permission denied', EISDIR: 'Is a directory',
-  ENOTDIR: 'Not a directory', ELOOP: 'Too many levels of symbolic links', EPERM: 'Operation not permitted',
-};
-
-function strerror(error) {
-  const described = /^[A-Z0-9_]+: ([^,]*)/.exec(error.message)?.[1] ?? error.message;
-  return STRERROR[error.code] ?? described.charAt(0).toUpperCase() + described.slice(1);
+/** The file system's reason in words: "no such file or directory" for ENOENT. */
+function reason(error) {
+  return /^[A-Z0-9_]+: ([^,]*)/.exec(error.message)?.[1] ?? error.message;
 }
 
 /** A file that is not TOML (or not UTF-8), in one line: the parser's words and where. */
@@ -282,20 +211,18 @@ export function loadConfig(path, overrides = {}, { env = process.env } = {}) {
         throw new ConfigError('', 'toml_syntax', `config ${path} is not valid TOML: ${error.message}`);
       }
       if (typeof error?.code !== 'string') throw error;
-      throw new ConfigError('', 'unreadable', `cannot read config ${path}: ${strerror(error)}`);
+      throw new ConfigError('', 'unreadable', `cannot read config ${path}: ${reason(error)}`);
     }
   }
   return parseConfig(data, overrides, { env, file: path ?? '' });
 }
 
 /**
- * [username, password] from TELEMETRY_CASSANDRA_USERNAME/_PASSWORD, or from credentials_file (TOML: username =
+ * [username, password] from the schema's credentials variables, or from credentials_file (TOML: username =
  * "...", password = "..."), or null for none. Never from the command line, where `ps` shows them.
  */
 export function readCredentials(cassandraConfig, env = process.env) {
-  if (env.TELEMETRY_CASSANDRA_USERNAME) {
-    return [env.TELEMETRY_CASSANDRA_USERNAME, env.TELEMETRY_CASSANDRA_PASSWORD ?? ''];
-  }
+  if (env[CREDENTIALS.username_env]) return [env[CREDENTIALS.username_env], env[CREDENTIALS.password_env] ?? ''];
   const file = cassandraConfig.credentials_file;
   if (!file) return null;
   let data;

@@ -3,15 +3,16 @@
 //
 // A port is {path, baud, format, source, columns}; baud is null until withBaud() fills in [serial] baud.
 
-import { ConfigError, pyRepr } from './config-error.js';
+import { ConfigError, quote } from './config-error.js';
+import { PORT_TABLE } from './config-schema.js';
 import { isMetricKey, isSourceName } from './protocol.js';
 
 /** auto: v1 frames, status lines and legacy JSON, told apart per line; csv: the room board's lines. */
-export const FORMATS = Object.freeze(['auto', 'csv']);
-export const BAUD_MIN = 1;
-export const BAUD_MAX = 4_000_000;
+export const FORMATS = Object.freeze([...PORT_TABLE.format.choices]);
+export const BAUD_MIN = PORT_TABLE.baud.min;
+export const BAUD_MAX = PORT_TABLE.baud.max;
 const PATH_AT_BAUD_RE = /^([^@]+)(?:@([0-9]+))?$/;
-const TABLE_KEYS = Object.freeze(['path', 'baud', 'format', 'source', 'columns']);
+const TABLE_KEYS = Object.freeze(Object.keys(PORT_TABLE));
 
 /** A TOML table (smol-toml's tables have no prototype; dates are objects too). */
 export function isTable(value) {
@@ -31,7 +32,7 @@ export function parsePortEntries(value, text, origin) {
     value = value.split(',').map((item) => item.trim()).filter((item) => item);
   }
   if (!Array.isArray(value)) {
-    throw new ConfigError('serial.ports', 'type', `must be a list of ports, not ${pyRepr(value)}`, origin);
+    throw new ConfigError('serial.ports', 'type', `must be a list of ports, not ${quote(value)}`, origin);
   }
   const ports = [];
   value.forEach((item, index) => {
@@ -40,7 +41,7 @@ export function parsePortEntries(value, text, origin) {
     if (typeof item === 'string') entry = fromString(item, key, origin);
     else if (isTable(item) && !text) entry = fromTable(item, key, origin);
     else {
-      throw new ConfigError(key, 'type', `must be "PATH", "PATH@BAUD" or a table, not ${pyRepr(item)}`, origin);
+      throw new ConfigError(key, 'type', `must be "PATH", "PATH@BAUD" or a table, not ${quote(item)}`, origin);
     }
     checkDistinct(entry, ports, key, isTable(item), origin);
     ports.push(entry);
@@ -50,7 +51,7 @@ export function parsePortEntries(value, text, origin) {
 
 function fromString(item, key, origin) {
   const match = PATH_AT_BAUD_RE.exec(item);
-  if (match === null) throw new ConfigError(key, 'syntax', `${pyRepr(item)} is not "PATH" or "PATH@BAUD"`, origin);
+  if (match === null) throw new ConfigError(key, 'syntax', `${quote(item)} is not "PATH" or "PATH@BAUD"`, origin);
   if (match[2] === undefined) return port(match[1]);
   const baud = wholeFromDigits(match[2]);
   checkBaud(baud, key, origin);
@@ -68,18 +69,19 @@ function fromTable(item, key, origin) {
     throw new ConfigError(`${key}.path`, 'required', 'a port table needs a path', origin);
   }
   if (typeof path !== 'string') {
-    throw new ConfigError(`${key}.path`, 'type', `must be a string, not ${pyRepr(path)}`, origin);
+    throw new ConfigError(`${key}.path`, 'type', `must be a string, not ${quote(path)}`, origin);
   }
   let { baud = null } = item;
   if (baud !== null) {
     const whole = typeof baud === 'bigint' || (typeof baud === 'number' && Number.isInteger(baud));
-    if (!whole) throw new ConfigError(`${key}.baud`, 'type', `must be a whole number, not ${pyRepr(baud)}`, origin);
+    if (!whole) throw new ConfigError(`${key}.baud`, 'type', `must be a whole number, not ${quote(baud)}`, origin);
     checkBaud(baud, `${key}.baud`, origin);
     baud = Number(baud);
   }
   const form = has(item, 'format') ? item.format : 'auto';
   if (typeof form !== 'string' || !FORMATS.includes(form.toLowerCase())) { // case-insensitive, as every choice
-    throw new ConfigError(`${key}.format`, 'choice', `must be "auto" or "csv", not ${pyRepr(form)}`, origin);
+    throw new ConfigError(`${key}.format`, 'choice', `must be one of ${FORMATS.join(', ')}, not ${quote(form)}`,
+      origin);
   }
   if (form.toLowerCase() === 'auto') {
     for (const name of ['source', 'columns']) {
@@ -99,7 +101,7 @@ function csvSource(item, key, origin) {
       origin);
   }
   if (!isSourceName(source)) {
-    throw new ConfigError(`${key}.source`, 'syntax', `${pyRepr(source)} is not a source name ([A-Za-z0-9_-]{1,32})`,
+    throw new ConfigError(`${key}.source`, 'syntax', `${quote(source)} is not a source name ([A-Za-z0-9_-]{1,32})`,
       origin);
   }
   return source;
@@ -111,16 +113,16 @@ function csvColumns(item, key, origin) {
     throw new ConfigError(`${key}.columns`, 'required', 'a csv port needs the metric name of each field', origin);
   }
   if (!Array.isArray(columns)) {
-    throw new ConfigError(`${key}.columns`, 'type', `must be a list of metric names, not ${pyRepr(columns)}`, origin);
+    throw new ConfigError(`${key}.columns`, 'type', `must be a list of metric names, not ${quote(columns)}`, origin);
   }
   columns.forEach((column, index) => {
     const where = `${key}.columns[${index}]`;
     if (!isMetricKey(column)) {
-      throw new ConfigError(where, 'syntax', `${pyRepr(column)} is not a metric name ([a-z][a-z0-9_]{0,15}, not t)`,
+      throw new ConfigError(where, 'syntax', `${quote(column)} is not a metric name ([a-z][a-z0-9_]{0,15}, not t)`,
         origin);
     }
     if (columns.slice(0, index).includes(column)) {
-      throw new ConfigError(where, 'distinct', `${pyRepr(column)} is listed twice`, origin);
+      throw new ConfigError(where, 'distinct', `${quote(column)} is listed twice`, origin);
     }
   });
   return [...columns];
@@ -139,7 +141,7 @@ function checkDistinct(entry, earlier, key, table, origin) {
     throw new ConfigError(table ? `${key}.path` : key, 'distinct', `${entry.path} is listed twice`, origin);
   }
   if (entry.format === 'csv' && earlier.some((o) => o.format === 'csv' && o.source === entry.source)) {
-    throw new ConfigError(`${key}.source`, 'distinct', `another csv port already stores as ${pyRepr(entry.source)}`,
+    throw new ConfigError(`${key}.source`, 'distinct', `another csv port already stores as ${quote(entry.source)}`,
       origin);
   }
 }

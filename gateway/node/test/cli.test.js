@@ -127,15 +127,15 @@ describe('config errors exit 2 with one line', () => {
     assert.equal(done.status, 2);
     assert.equal(done.stdout, '');
     assert.equal(done.stderr, `telemetry-gateway-node: config error at spool.fsync [choice]: must be one of deferred, `
-      + `batch, interval, not 'never' (in ${path})\n`);
+      + `batch, interval, not "never" (in ${path})\n`);
   });
 
   it('a bad flag value, from the command line', async () => {
     const stderr = sink();
     assert.equal(await main(['check', '--config', file('empty.toml', ''), '--log-level', 'loud'],
       { stdout: sink(), stderr, env: {} }), 2);
-    assert.equal(stderr.text, "telemetry-gateway-node: config error at log.level [choice]: must be one of debug, "
-      + "info, warning, error, not 'loud' (from the command line)\n");
+    assert.equal(stderr.text, 'telemetry-gateway-node: config error at log.level [choice]: must be one of debug, '
+      + 'info, warning, error, not "loud" (from the command line)\n');
   });
 
   it('run with nothing to read', () => {

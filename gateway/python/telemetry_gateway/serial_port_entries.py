@@ -7,13 +7,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .config_error import ConfigError
+from .config_error import ConfigError, quote
+from .config_schema import PORT_TABLE
 from .frame import is_metric_key, is_source_name
 
-FORMATS = ("auto", "csv")  # auto: v1 frames, status lines and legacy JSON, told apart per line
-BAUD_MIN, BAUD_MAX = 1, 4_000_000
+FORMATS = tuple(PORT_TABLE["format"]["choices"])  # auto: v1 frames, status lines and legacy JSON, told apart per line
+BAUD_MIN, BAUD_MAX = PORT_TABLE["baud"]["min"], PORT_TABLE["baud"]["max"]
 _PATH_AT_BAUD = re.compile(r"([^@]+)(?:@([0-9]+))?")
-_TABLE_KEYS = ("path", "baud", "format", "source", "columns")
+_TABLE_KEYS = tuple(PORT_TABLE)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ def parse_port_entries(value: Any, text: bool, origin: str) -> tuple[SerialPort,
     if text and isinstance(value, str):
         value = [item.strip() for item in value.split(",") if item.strip()]
     if not isinstance(value, list):
-        raise ConfigError("serial.ports", "type", f"must be a list of ports, not {value!r}", origin)
+        raise ConfigError("serial.ports", "type", f"must be a list of ports, not {quote(value)}", origin)
     ports: list[SerialPort] = []
     for index, item in enumerate(value):
         key = f"serial.ports[{index}]"
@@ -39,7 +40,7 @@ def parse_port_entries(value: Any, text: bool, origin: str) -> tuple[SerialPort,
         elif isinstance(item, dict) and not text:
             port = _from_table(item, key, origin)
         else:
-            raise ConfigError(key, "type", f"must be \"PATH\", \"PATH@BAUD\" or a table, not {item!r}", origin)
+            raise ConfigError(key, "type", f"must be \"PATH\", \"PATH@BAUD\" or a table, not {quote(item)}", origin)
         _check_distinct(port, ports, key, isinstance(item, dict), origin)
         ports.append(port)
     return tuple(ports)
@@ -48,7 +49,7 @@ def parse_port_entries(value: Any, text: bool, origin: str) -> tuple[SerialPort,
 def _from_string(item: str, key: str, origin: str) -> SerialPort:
     match = _PATH_AT_BAUD.fullmatch(item)
     if match is None:
-        raise ConfigError(key, "syntax", f"{item!r} is not \"PATH\" or \"PATH@BAUD\"", origin)
+        raise ConfigError(key, "syntax", f"{quote(item)} is not \"PATH\" or \"PATH@BAUD\"", origin)
     baud = match[2]
     if baud is not None:
         _check_baud(int(baud), key, origin)
@@ -63,16 +64,16 @@ def _from_table(item: dict, key: str, origin: str) -> SerialPort:
     if path is None or path == "":
         raise ConfigError(f"{key}.path", "required", "a port table needs a path", origin)
     if not isinstance(path, str):
-        raise ConfigError(f"{key}.path", "type", f"must be a string, not {path!r}", origin)
+        raise ConfigError(f"{key}.path", "type", f"must be a string, not {quote(path)}", origin)
     baud = item.get("baud")
     if baud is not None:
         if isinstance(baud, bool) or not isinstance(baud, (int, float)) or not float(baud).is_integer():
-            raise ConfigError(f"{key}.baud", "type", f"must be a whole number, not {baud!r}", origin)
+            raise ConfigError(f"{key}.baud", "type", f"must be a whole number, not {quote(baud)}", origin)
         baud = int(baud)
         _check_baud(baud, f"{key}.baud", origin)
     form = item.get("format", "auto")
     if not isinstance(form, str) or form.lower() not in FORMATS:  # case-insensitive, as every choice
-        raise ConfigError(f"{key}.format", "choice", f"must be \"auto\" or \"csv\", not {form!r}", origin)
+        raise ConfigError(f"{key}.format", "choice", f"must be one of {', '.join(FORMATS)}, not {quote(form)}", origin)
     form = form.lower()
     if form == "auto":
         for name in ("source", "columns"):
@@ -88,7 +89,7 @@ def _csv_source(item: dict, key: str, origin: str) -> str:
         raise ConfigError(f"{key}.source", "required", "a csv port needs the source its lines are stored under",
                           origin)
     if not isinstance(source, str) or not is_source_name(source):
-        raise ConfigError(f"{key}.source", "syntax", f"{source!r} is not a source name ([A-Za-z0-9_-]{{1,32}})",
+        raise ConfigError(f"{key}.source", "syntax", f"{quote(source)} is not a source name ([A-Za-z0-9_-]{{1,32}})",
                           origin)
     return source
 
@@ -98,14 +99,14 @@ def _csv_columns(item: dict, key: str, origin: str) -> tuple[str, ...]:
     if columns is None or columns == []:
         raise ConfigError(f"{key}.columns", "required", "a csv port needs the metric name of each field", origin)
     if not isinstance(columns, list):
-        raise ConfigError(f"{key}.columns", "type", f"must be a list of metric names, not {columns!r}", origin)
+        raise ConfigError(f"{key}.columns", "type", f"must be a list of metric names, not {quote(columns)}", origin)
     for index, column in enumerate(columns):
         where = f"{key}.columns[{index}]"
         if not isinstance(column, str) or not is_metric_key(column):
-            raise ConfigError(where, "syntax", f"{column!r} is not a metric name ([a-z][a-z0-9_]{{0,15}}, not t)",
+            raise ConfigError(where, "syntax", f"{quote(column)} is not a metric name ([a-z][a-z0-9_]{{0,15}}, not t)",
                               origin)
         if column in columns[:index]:
-            raise ConfigError(where, "distinct", f"{column!r} is listed twice", origin)
+            raise ConfigError(where, "distinct", f"{quote(column)} is listed twice", origin)
     return tuple(columns)
 
 
@@ -120,7 +121,7 @@ def _check_distinct(port: SerialPort, earlier: list[SerialPort], key: str, table
     if any(other.path == port.path for other in earlier):
         raise ConfigError(f"{key}.path" if table else key, "distinct", f"{port.path} is listed twice", origin)
     if port.format == "csv" and any(o.format == "csv" and o.source == port.source for o in earlier):
-        raise ConfigError(f"{key}.source", "distinct", f"another csv port already stores as {port.source!r}",
+        raise ConfigError(f"{key}.source", "distinct", f"another csv port already stores as {quote(port.source)}",
                           origin)
 
 

@@ -36,7 +36,7 @@ def test_environment_then_flags_override_the_file():
 def test_bad_environment_value_names_the_variable():
     with pytest.raises(ConfigError) as caught:
         load_config(None, env={"TELEMETRY_CASSANDRA_MAX_IN_FLIGHT": "lots"})
-    assert str(caught.value) == ("config error at cassandra.max_in_flight [type]: must be a whole number, not 'lots' "
+    assert str(caught.value) == ("config error at cassandra.max_in_flight [type]: must be a whole number, not \"lots\" "
                                  "(from TELEMETRY_CASSANDRA_MAX_IN_FLIGHT)")
 
 

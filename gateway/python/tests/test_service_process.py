@@ -22,7 +22,7 @@ def test_bad_config_exits_2_with_the_key(tmp_path):
     result = subprocess.run([*GATEWAY, "run", "--config", str(config)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert result.stderr.strip() == ("telemetry-gateway: config error at spool.fsync [choice]: must be one of "
-                                     f"deferred, batch, interval, not 'never' (in {config})")
+                                     f"deferred, batch, interval, not \"never\" (in {config})")
 
 
 @pytest.mark.parametrize("policy", ["pause", "drop_oldest"])
