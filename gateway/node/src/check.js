@@ -1,5 +1,5 @@
 // `check`: the config is valid (the caller has loaded it), the spool folder is writable, every serial port exists,
-// Cassandra answers and the keyspace has the schema. One line per finding, as Python's cmd_check prints them:
+// Cassandra answers and the keyspace has the schema. One line per finding (gateway/contract/process.md, "check"):
 // findings on stdout, "problem: ..." on stderr, then "check: OK" or "check: N problem(s)".
 
 import { accessSync, constants, existsSync } from 'node:fs';
@@ -11,8 +11,8 @@ import { buildClient, schemaVersion } from './cassandra-session.js';
 export const SCHEMA_TABLES = Object.freeze(['readings', 'source_days', 'latest', 'day_changes', 'schema_migrations']);
 const MAX_ERROR_CHARS = 300;
 
-// Node's words for a failed TLS handshake (OpenSSL's "SSL routines", the certificate checks, a peer that hung up
-// during the handshake), beside Python's "SSL".
+// The words of a failed TLS handshake (OpenSSL's "SSL routines", the certificate checks, a peer that hung up
+// during the handshake).
 const TLS_FAILURE_RE = /SSL|TLS|certificate/;
 // A node that accepts only TLS hangs up on a plain connection.
 const HUNG_UP_RE = /reset by peer|EOF|ECONNRESET|socket hang up|[Cc]onnection closed|Socket was closed/;
@@ -48,7 +48,7 @@ function describe(cause) {
 }
 
 function firstChars(text, count) {
-  return Array.from(text).slice(0, count).join(''); // code points, as Python slices
+  return Array.from(text).slice(0, count).join(''); // code points, not UTF-16 units
 }
 
 function spoolProblem(spoolPath) {

@@ -21,11 +21,13 @@ const OPTIONS = {
   columns: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
-const USAGE = `usage: ${PROG} [-h] [--csv] [--source SOURCE] [--columns NAME,NAME...]
+const USAGE = `Usage: ${PROG} [--csv --source SOURCE --columns NAME,NAME...]
 
 Decode lines from stdin as the gateway does; one JSON object per line on stdout (a frame, a status line or a
 reject with its reason).
 
+Options:
+  -h, --help               this help
   --csv                    the lines of a room board's CSV port (format = "csv"); needs --source and --columns
   --source SOURCE          csv: the source the lines are stored under
   --columns NAME,NAME...   csv: the metric of each field, in line order
@@ -118,7 +120,7 @@ export async function decodeCommand(argv, { stdin = process.stdin, stdout = proc
   try {
     ({ values: options } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
   } catch (error) {
-    stderr.write(`${USAGE}${PROG}: error: ${error.message}\n`);
+    stderr.write(`${PROG}: ${error.message} (${PROG} --help)\n`);
     return 2;
   }
   if (options.help) {

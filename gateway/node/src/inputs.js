@@ -1,5 +1,4 @@
-// Where lines come from: serial ports (reopened with backoff when a device goes away), or a file / stdin (the
-// Python gateway's inputs.py, a file per idea here).
+// Where lines come from: serial ports (reopened with backoff when a device goes away), or a file / stdin.
 
 export { Credits, SERIAL_CREDITS, STREAM_CREDITS } from './credits.js';
 export { LineHandler, READ_CHUNK } from './line-handler.js';

@@ -1,10 +1,11 @@
 // A strict JSON reader for the legacy greenhouse lines (PROTOCOL.md section 3, J1). JSON.parse cannot serve:
 // it keeps the last of two members with one name, where the contract wants `duplicate_key`. This reader walks
-// the text once, like Python's json.loads with an object_pairs_hook, and fails the same way at the same point:
+// the text once and fails at the first point the contract names:
 // the first syntax error gives `bad_json`, an object holding a name twice gives `duplicate_key` when it closes
 // (so whichever comes first in the text decides). NaN/Infinity are not JSON here (bad_json).
 //
-// An integer literal is read as Python reads it, an int then a double: `-0` is +0, while `-0.0` is -0.
+// An integer literal (no fraction, no exponent) is an integer first, then a double: `-0` is +0, while `-0.0` is
+// -0 (firmware/protocol/vectors/decode.json).
 
 const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -61,7 +62,7 @@ class Reader {
     if (match === null) throw BAD_JSON;
     this.pos = NUMBER_RE.lastIndex;
     const number = Number(match[0]);
-    // An int literal: Python's int has no -0, so float(int("-0")) is +0.
+    // An integer literal has no -0: it is +0.
     return match[1] === undefined && match[2] === undefined && number === 0 ? 0 : number;
   }
 
@@ -150,7 +151,7 @@ export function readJsonObject(bytes) {
   try {
     reader.skipBlank();
     if (text.charCodeAt(reader.pos) !== 0x7b) {
-      reader.value(); // a value that is not an object: still read, a duplicate inside decides as in Python
+      reader.value(); // a value that is not an object: still read, a duplicate inside decides
       throw BAD_JSON;
     }
     const members = reader.object(true);

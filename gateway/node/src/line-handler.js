@@ -1,4 +1,4 @@
-// One input's bytes → lines → decoded (the Python gateway's inputs.py, LineHandler). Each read's frames go to the
+// One input's bytes → lines → decoded. Each read's frames go to the
 // ingest together, with the credits the read was made under; the ingest releases one of them once it has committed
 // those frames.
 

@@ -1,12 +1,12 @@
-// The /metrics endpoint ([metrics] listen): Prometheus' text exposition of one registry over plain HTTP, as the
-// Python gateway's prometheus_client.start_http_server serves it (an empty HOST: every IPv4 interface, 0.0.0.0).
+// The /metrics endpoint ([metrics] listen): Prometheus' text exposition of one registry over plain HTTP (an empty
+// HOST: every IPv4 interface, 0.0.0.0).
 
 import http from 'node:http';
 
 import { event } from './logs.js';
 
 /**
- * Splits "HOST:PORT" at its last colon, as Python's rpartition(':') (so "::1:9108" is host ::1); an empty host
+ * Splits "HOST:PORT" at its last colon (so "::1:9108" is host ::1); an empty host
  * is 0.0.0.0. The config has checked the port already.
  */
 export function parseListen(listen) {

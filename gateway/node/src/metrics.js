@@ -1,7 +1,7 @@
 // Prometheus metrics of one gateway (own registry, so tests can run several gateways in a process), declared from
 // the contract: gateway/contract/metrics.json gives every family's name, type, help, labels and buckets; this file
-// only gives each family its attribute (the names of Python's Metrics, telemetry_gateway/metrics.py). No default
-// process_* families: the Python gateway exposes none, and prom-client adds no <name>_created samples.
+// only gives each family its attribute. No default process_* families (not in the contract), and prom-client adds
+// no <name>_created samples.
 
 import { readFileSync } from 'node:fs';
 
@@ -42,7 +42,7 @@ export function declare(name, registry) {
  *
  * Every frame of a read shares its delivery latency; one observe() per frame would cost a bucket search per
  * frame. Exposed like prom-client's Histogram (<name>_bucket{le}, <name>_sum, <name>_count), but with the le
- * values Python's client writes (le="1.0", not le="1": a label value names a series, so a dashboard's
+ * values in OpenMetrics' canonical form (le="1.0", not le="1": a label value names a series, so a dashboard's
  * {le="1.0"} finds both gateways' buckets). Registered through the registry's public registerMetric(), answering
  * get() as every prom-client metric does.
  */
@@ -116,8 +116,7 @@ function firstBoundAtLeast(bounds, value) {
 }
 
 /**
- * A gateway's metrics: `registry` (its own prom-client Registry) and one attribute per family, named as the
- * Python gateway's Metrics attributes. Counters and gauges are prom-client's (labels(...).inc(),
+ * A gateway's metrics: `registry` (its own prom-client Registry) and one attribute per family. Counters and gauges are prom-client's (labels(...).inc(),
  * inc({label: value}, n), set()); the histograms are {@link CountedHistogram}s (observe(), observeMany()).
  */
 export function createMetrics() {

@@ -1,7 +1,7 @@
 // A frame's values as the spool stores them (gateway/contract/spool.md, "Rows"): the metric names as one text,
 // the values as big-endian IEEE-754 doubles, which is exactly how CQL serializes a `double`. The sender slices
-// them into a batch as they are, with no conversion per row. Byte for byte what the Python gateway's
-// reading_values.py writes: a spool written by either gateway is drained by the other.
+// them into a batch as they are, with no conversion per row. Byte for byte the contract's
+// format: a spool written by either gateway is drained by the other.
 
 export const DOUBLE_BYTES = 8;
 const NAMES_KEPT = 1024; // a frame's layout (its names) is shared by thousands of frames: split once
@@ -15,7 +15,7 @@ export function packValues(values) {
   const names = new Array(values.length);
   for (let i = 0; i < values.length; i++) {
     const [name, number] = values[i];
-    // writeDoubleBE would turn a string into NaN; Python's struct.pack refuses it.
+    // writeDoubleBE would turn a string into NaN: refused instead.
     if (typeof number !== 'number') throw new TypeError(`the value of ${name} is not a number: ${number}`);
     names[i] = name;
     vals.writeDoubleBE(number, i * DOUBLE_BYTES);

@@ -1,10 +1,9 @@
-// A serial port, read under credits and reopened when the device comes back (the Python gateway's inputs.py,
-// SerialInput): an unplugged port's path is watched every 100 ms and reopened the moment it is back; a port that is
+// A serial port, read under credits and reopened when the device comes back: an unplugged port's path is watched every 100 ms and reopened the moment it is back; a port that is
 // there but fails to open is retried with backoff.
 //
 // Opening: @serialport/bindings-cpp's open() calls tcflush(TCIOFLUSH) for every standard baud rate (setBaudRate
 // in its serialport_unix.cpp), which throws away what the board sent while no process read the port, e.g. during
-// a gateway restart. The Python gateway keeps it, so this one does too: for a standard rate the port is opened
+// a gateway restart. Those bytes are kept: for a standard rate the port is opened
 // with open(2) and set up with `stty` (tcsetattr TCSADRAIN: no flush); a rate stty cannot name goes through the
 // bindings' open(), whose termios2 path for such rates does not flush. Both give a LinuxPortBinding (the fd and
 // its poller).

@@ -1,9 +1,9 @@
-// The running gateway: inputs → ingest (spool) → sender (Cassandra) on one event loop, with an orderly stop (the
-// Python gateway's service.py).
+// The running gateway: inputs → ingest (spool) → sender (Cassandra) on one event loop, with an orderly stop
+// (gateway/contract/process.md).
 //
-// Stop order on SIGTERM: inputs stop reading; the ingest spools what they handed over; the sender finishes the
-// writes in flight (bounded wait) and their acknowledgements are committed; the spool is closed. Frames not yet
-// written stay in the spool and go out at the next start.
+// Stop order on SIGTERM, SIGINT or SIGHUP: inputs stop reading; the ingest spools what they handed over; the
+// sender finishes the writes in flight (bounded wait) and their acknowledgements are committed; the spool is
+// closed. Frames not yet written stay in the spool and go out at the next start.
 //
 // A stage that fails with an unexpected error (the ingest's step, the sender's loop: a bug) is logged as stage_died
 // with its stack and stops the gateway the same orderly way, with exit status 1 so that the service manager
@@ -86,14 +86,15 @@ export function reportUncleanStop(spool, fsync, sources) {
     action: UNCLEAN_STOP_ACTIONS[fsync] });
 }
 
-/** Runs until SIGTERM/SIGINT (or, with exitWhenDrained, until every input ended and its lines are in Cassandra);
- * resolves to the exit status. */
+/** Runs until SIGTERM, SIGINT or SIGHUP (or, with exitWhenDrained, until every input ended and its lines are in
+ * Cassandra); resolves to the exit status. */
 export async function runGateway(config, streams = [], { exitWhenDrained = false } = {}) {
   let stopRequested = false;
   let wakeMain = () => {};
   const requestStop = () => { stopRequested = true; wakeMain(); };
   process.on('SIGTERM', requestStop);
   process.on('SIGINT', requestStop);
+  process.on('SIGHUP', requestStop); // a closed terminal: the same orderly stop
 
   const failAfterFrames = failpointFrames();
   const metrics = createMetrics();
@@ -199,5 +200,6 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   await stopping;
   process.off('SIGTERM', requestStop);
   process.off('SIGINT', requestStop);
+  process.off('SIGHUP', requestStop);
   return status;
 }

@@ -1,5 +1,4 @@
-// A file or stdin ('-'), read to its end, for replays and benchmarks (the Python gateway's inputs.py,
-// StreamInput). Read under credits like a serial port, with more of them (STREAM_CREDITS): a file can be replayed,
+// A file or stdin ('-'), read to its end, for replays and benchmarks. Read under credits like a serial port, with more of them (STREAM_CREDITS): a file can be replayed,
 // so it may read further ahead. The stream is paused while no credit is left and resumed when one comes back.
 
 import { createReadStream } from 'node:fs';
@@ -67,7 +66,7 @@ export class StreamInput {
     this.onEnd();
   }
 
-  /** As a Python reader thread dies: the error on stderr; a failed read still ends the input (input_ended,
+  /** A failed read: the error on stderr; a failed read still ends the input (input_ended,
    * onEnd), a file that never opened does not. */
   fail(error) {
     if (this.ended) return;

@@ -1,5 +1,4 @@
-// One timestamp per accepted frame: UTC, milliseconds (gateway/contract/README.md, "time.jsonl"; the Python
-// gateway's timestamps.py).
+// One timestamp per accepted frame: UTC, milliseconds (gateway/contract/README.md, "time.jsonl").
 //
 // An explicit `t` from the board is used as given when it is plausible, so replaying the same backfill writes the
 // same keys. Otherwise the time of receipt is used, made strictly increasing per source: two frames of a source
@@ -33,7 +32,7 @@ export class Stamper {
     // newest maxSources are kept (the caller's bound); the rest, and any the caller did not load, are at most the
     // oldest stamp kept, which becomes the floor.
     const loaded = lastReceipt instanceof Map ? [...lastReceipt] : Object.entries(lastReceipt ?? {});
-    let newest = loaded.sort((a, b) => a[1] - b[1]); // stable, like Python's sorted()
+    let newest = loaded.sort((a, b) => a[1] - b[1]); // stable: equal stamps keep their order
     if (maxSources !== null && maxSources !== undefined && newest.length && newest.length >= maxSources) {
       newest = newest.slice(-maxSources);
       this.floor = newest[0][1];

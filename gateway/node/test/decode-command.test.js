@@ -122,7 +122,7 @@ describe('arguments', () => {
     assert.match(bogus.err, /Unknown option '--bogus'/);
     const help = await decode([], ['--help']);
     assert.equal(help.code, 0);
-    assert.match(help.out.join('\n'), /^usage: telemetry-gateway-node decode/);
+    assert.match(help.out.join('\n'), /^Usage: telemetry-gateway-node decode/);
   });
 
   it('portFrom: the port of the decoder', () => {
