@@ -16,7 +16,7 @@ from telemetry_conformance import (Board, GatewayUnderTest, Stream, TimedWriter,
 pytestmark = pytest.mark.cassandra
 
 HOUR_MS = 3_600_000
-RATE = 500  # frames/s, as fast as the README's loss figures are measured
+RATE = 500  # frames/s, as in test_faults.py's SIGKILL scenario
 
 
 @pytest.fixture
