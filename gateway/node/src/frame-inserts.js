@@ -1,4 +1,4 @@
-// The spool's INSERTs of frames (spool.js): multi-row statements of a few fixed sizes, one statement step per 128
+// The spool's INSERTs of frames (spool/store.js): multi-row statements of a few fixed sizes, one statement step per 128
 // frames. Frames with an id (held ones, under fsync = deferred) keep it; new ones get theirs from AUTOINCREMENT.
 
 // Rows per INSERT statement, largest first. 128 rows are 640 variables (768 with the id), within any SQLite's limit.

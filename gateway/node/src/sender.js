@@ -41,7 +41,7 @@ const BUSY_WAIT_MS = 50; // while the spool may hold more than was taken
 
 export class Sender {
   /** onLink(connected, writeOk): called when either changes (connected to Cassandra; its most recent write
-   * succeeded), so that the spool holds frames in memory only while Cassandra keeps up (spool-deferred.js). */
+   * succeeded), so that the spool holds frames in memory only while Cassandra keeps up (spool/policies.js). */
   constructor({ spool, clientFactory, keyspace, batchRows, maxInFlight, retryMaxS, metrics, onAcked,
     onLink = () => {} }) {
     this.spool = spool;

@@ -20,7 +20,7 @@ import { createMetrics } from './metrics.js';
 import { startMetricsServer } from './metrics-server.js';
 import { lineDecoder } from './room-csv.js';
 import { Sender } from './sender.js';
-import { createSpool } from './spool-deferred.js';
+import { Spool } from './spool/index.js';
 import { SystemdNotifier } from './systemd-notify.js';
 
 const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
@@ -65,7 +65,7 @@ async function openSpool(config, isStopping) {
   const log = new RateLimitedLog({ intervalS: 60 });
   for (;;) {
     try {
-      return createSpool(config.spool.path, {
+      return new Spool(config.spool.path, {
         fsync: config.spool.fsync, maxBytes: Math.trunc(config.spool.max_mb * 1024 * 1024),
         holdMs: config.spool.fsync_interval_ms,
       });

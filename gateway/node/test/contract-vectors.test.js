@@ -25,8 +25,7 @@ import { createMetrics } from '../src/metrics.js';
 import { CQL } from '../src/reading-batches.js';
 import { packValues } from '../src/reading-values.js';
 import { REMEMBERED_SEQS, SeqTracker, verdictCounts } from '../src/seq-tracker.js';
-import { DeferredSpool } from '../src/spool-deferred.js';
-import { Spool, newFrame } from '../src/spool.js';
+import { Spool, newFrame } from '../src/spool/index.js';
 import { DAY_MS } from '../src/timestamps.js';
 import { planWrites } from '../src/write-plan.js';
 import { kindOf } from '../src/write-error-kinds.js';
@@ -191,12 +190,12 @@ describe('sequence.jsonl through the ingest, the persisted seqs in a spool', () 
 
 // --- holding frames in memory (the deferred spool) ---------------------------------------------------------------
 describe('hold.jsonl', () => {
-  const fileIds = (spool) => spool._db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
+  const fileIds = (spool) => spool._store.db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
   for (const c of contractVectors('hold.jsonl')) {
     it(c.name, () => {
       const dir = mkdtempSync(join(tmpdir(), 'hold-vectors-'));
       const clock = { now: 0 };
-      const spool = new DeferredSpool(join(dir, 'spool.sqlite'), { holdMs: c.params.hold_ms,
+      const spool = new Spool(join(dir, 'spool.sqlite'), { fsync: 'deferred', holdMs: c.params.hold_ms,
         maxHeld: c.params.max_held, clock: () => clock.now });
       let accepted = 0;
       try {
@@ -219,7 +218,7 @@ describe('hold.jsonl', () => {
           }
           const file = fileIds(spool);
           const got = { committed: file.filter((id) => !before.has(id)),
-            held: spool._held.take(0, Infinity).map((f) => f.id), file, holding: spool.holding };
+            held: spool._policy._held.take(0, Infinity).map((f) => f.id), file, holding: spool.holding };
           assert.deepStrictEqual(got, step.expect, `step ${number}: ${JSON.stringify(step)}`);
         }
       } finally {

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { HeldFrames, MAX_HELD, mergeById } from '../src/held-frames.js';
-import { LEAD_MS, ReceiptCeilings } from '../src/receipt-ceilings.js';
+import { HeldFrames, MAX_HELD, mergeById } from '../src/spool/held-frames.js';
+import { LEAD_MS, ReceiptCeilings } from '../src/spool/receipt-ceilings.js';
 
 const frame = (id) => ({ id, source: 'G', ts_ms: 1000 + id, received_ms: 2000 + id, metrics: 'n',
   vals: Buffer.alloc(8) });

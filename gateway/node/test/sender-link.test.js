@@ -1,5 +1,5 @@
 // The sender tells the spool its link to Cassandra (onLink(connected, writeOk)), on a change only: the deferred spool
-// holds frames in memory only while Cassandra is connected and its last write succeeded (spool-deferred.js).
+// holds frames in memory only while Cassandra is connected and its last write succeeded (spool/policies.js).
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

@@ -11,10 +11,9 @@ import { frame as decodedFrame } from '../src/decoded.js';
 import { Ingest } from '../src/ingest.js';
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
-import { LEAD_MS } from '../src/receipt-ceilings.js';
+import { LEAD_MS } from '../src/spool/receipt-ceilings.js';
 import { reportUncleanStop } from '../src/service.js';
-import { DeferredSpool, createSpool } from '../src/spool-deferred.js';
-import { Spool, SpoolFull, newFrame } from '../src/spool.js';
+import { Spool, SpoolFull, newFrame } from '../src/spool/index.js';
 import { scratchPaths } from '../test-support/scratch.js';
 
 const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) => {
@@ -29,30 +28,29 @@ const tmpPath = scratchPaths('spool-deferred-test-');
 /** A deferred spool on the clock clock.now (ms), holding frames 200 ms, its sender connected (holding is safe while
  * the file holds no frame). */
 function openDeferred(path, clock, options = {}) {
-  const spool = new DeferredSpool(path, { holdMs: 200, clock: () => clock.now, ...options });
+  const spool = new Spool(path, { fsync: 'deferred', holdMs: 200, clock: () => clock.now, ...options });
   spool.setLink(true, true);
   return spool;
 }
-const fileIds = (spool) => spool._db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
-const storedStamps = (spool) => Object.fromEntries(spool._db.prepare('SELECT source, last_ts_ms FROM receipt_stamps')
+const fileIds = (spool) => spool._store.db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
+const storedStamps = (spool) => Object.fromEntries(spool._store.db.prepare('SELECT source, last_ts_ms FROM receipt_stamps')
   .raw().all());
 
 /** The statements run on the spool's writer connection (BEGIN IMMEDIATE ... COMMIT) from now on. */
 function watchTransactions(spool) {
   const statements = [];
-  const exec = spool._db.exec.bind(spool._db);
-  spool._db.exec = (sql) => { statements.push(sql); return exec(sql); };
+  const exec = spool._store.db.exec.bind(spool._store.db);
+  spool._store.db.exec = (sql) => { statements.push(sql); return exec(sql); };
   return statements;
 }
 
 describe('fsync "deferred": the spool', () => {
-  it('is what createSpool opens for it, synchronous=FULL on both connections', () => {
-    const spool = createSpool(tmpPath(), { fsync: 'deferred' });
-    assert.ok(spool instanceof DeferredSpool);
-    for (const db of [spool._db, spool._reader]) assert.equal(db.pragma('synchronous', { simple: true }), 2);
-    assert.equal(spool.walSync, null); // its commits are fsynced inside: nothing to await
+  it('is synchronous=FULL on both connections, with no WAL fsync to await', async () => {
+    const spool = new Spool(tmpPath(), { fsync: 'deferred' });
+    for (const db of [spool._store.db, spool._store.reader]) assert.equal(db.pragma('synchronous', { simple: true }), 2);
+    assert.equal(spool._policy._walSync, undefined); // its commits are fsynced inside: nothing to await
+    await spool.whenDurable();
     spool.close();
-    assert.ok(!(createSpool(tmpPath(), { fsync: 'batch' }) instanceof DeferredSpool));
   });
 
   it('takes held frames and committed rows together, in id order, each once', () => {
@@ -72,8 +70,8 @@ describe('fsync "deferred": the spool', () => {
     assert.deepEqual(taken.map(columns), sent.map(columns));
     assert.deepEqual(ids(spool.take(2, 2)), [3, 4]);
     let queries = 0;
-    const select = spool._take;
-    spool._take = { all: (...args) => { queries += 1; return select.all(...args); } };
+    const select = spool._store._take;
+    spool._store._take = { all: (...args) => { queries += 1; return select.all(...args); } };
     assert.deepEqual(ids(spool.take(3, 10)), [4, 5]);
     assert.equal(queries, 0); // no committed row above 3: the file is not read
     assert.deepEqual(ids(spool.take(1, 10)), [2, 3, 4, 5]);
@@ -201,7 +199,7 @@ describe('fsync "deferred": the spool', () => {
     spool.commit(frames(500), []);
     assert.equal(spool.heldFrames, 500);
     // As a spool at its limit: SQLite refuses every new page.
-    spool._db.pragma(`max_page_count = ${spool._db.pragma('page_count', { simple: true })}`);
+    spool._store.db.pragma(`max_page_count = ${spool._store.db.pragma('page_count', { simple: true })}`);
     clock.now = 200; // the held frames are due
     assert.throws(() => spool.commit(frames(5, 10 ** 6), []),
       (error) => error instanceof SpoolFull && error.capReached);
@@ -307,7 +305,7 @@ describe('fsync "deferred": the ingest', () => {
   });
 
   it('wakes itself when a held frame is due, and not while nothing is held', async () => {
-    const spool = new DeferredSpool(tmpPath(), { holdMs: 10 }); // the real clock: only the order of events matters
+    const spool = new Spool(tmpPath(), { fsync: 'deferred', holdMs: 10 }); // the real clock: only the order of events matters
     spool.setLink(true, true);
     const { ingest, put } = ingestOn(spool);
     put(1);

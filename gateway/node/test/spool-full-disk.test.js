@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import { DRAIN_RESERVE_BYTES, RESERVE_BYTES, ROOM_MARGIN_BYTES, Spool, SpoolFull, newFrame } from '../src/spool.js';
+import { DRAIN_RESERVE_BYTES, RESERVE_BYTES, ROOM_MARGIN_BYTES, Spool, SpoolFull, newFrame } from '../src/spool/index.js';
 
 const NOT_ROOT = process.getuid() === 0 ? false : 'mounting a tmpfs for the full-disk tests needs root';
 
@@ -165,7 +165,7 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     truncateSync(filler, statSync(filler).size - (128 << 10));
     const taken = spool.take(0, 10 ** 6);
     const everything = [[taken[0].id, taken.at(-1).id]];
-    assert.throws(() => spool._commitOnce([], everything, []), SpoolFull); // the one big transaction does not fit
+    assert.throws(() => spool._store.commit([], everything, []), SpoolFull); // the one big transaction does not fit
     spool.commit([], everything);
     assert.equal(spool.depth, 0);
     assert.deepEqual(spool.take(0, 10), []);
@@ -180,7 +180,7 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
       const path = join(disk, `spool-${spooled}.sqlite`);
       const spool = new Spool(path);
       spool.commit(frames(spooled), []);
-      spool._releaseReserve(0); // as a commit that found the disk full: reading pauses
+      spool._room.releaseReserve(0); // as a commit that found the disk full: reading pauses
       const filler = fillDisk(disk);
       // Room for the reserve and half the margin: enough for an empty spool, not for one holding a frame.
       truncateSync(filler, statSync(filler).size - RESERVE_BYTES - ROOM_MARGIN_BYTES / 2);
@@ -199,7 +199,7 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     grow(spool);
     const grown = statSync(path).size;
     assert.ok(grown > 2 << 20, `${grown} bytes`);
-    spool._releaseReserve(0);
+    spool._room.releaseReserve(0);
     const filler = fillDisk(disk);
     truncateSync(filler, statSync(filler).size - (64 << 10)); // a little room: the VACUUM's few pages fit
     spool.commit([], [[1, 60_000]]); // drained: the rows go, the pages stay in the file
@@ -218,8 +218,8 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     const spool = new Spool(path);
     grow(spool);
     spool.commit([], [[1, 60_000]]);
-    spool._db.pragma('wal_checkpoint(TRUNCATE)'); // cutting the WAL gives nothing back any more
-    spool._releaseReserve(0);
+    spool._store.db.pragma('wal_checkpoint(TRUNCATE)'); // cutting the WAL gives nothing back any more
+    spool._room.releaseReserve(0);
     const filler = fillDisk(disk);
     assert.equal(spool.room(), 'disk'); // no room even for the VACUUM's pages
     assert.ok(statSync(path).size > 2 << 20);

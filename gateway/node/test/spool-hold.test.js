@@ -10,15 +10,14 @@ import { Credits } from '../src/credits.js';
 import { frame as decodedFrame } from '../src/decoded.js';
 import { Ingest } from '../src/ingest.js';
 import { createMetrics } from '../src/metrics.js';
-import { DeferredSpool } from '../src/spool-deferred.js';
-import { Spool, newFrame } from '../src/spool.js';
+import { Spool, newFrame } from '../src/spool/index.js';
 import { scratchPaths } from '../test-support/scratch.js';
 
 const tmpPath = scratchPaths('spool-hold-test-');
 
 const frames = (n, start = 0) => Array.from({ length: n },
   (_, k) => newFrame('G', 1_000 + start + k, 2_000, [['n', k]]));
-const fileIds = (spool) => spool._db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
+const fileIds = (spool) => spool._store.db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
 const tick = () => new Promise((resolve) => { setImmediate(resolve); });
 async function gauge(metric) {
   return (await metric.get()).values[0]?.value;
@@ -27,7 +26,7 @@ async function gauge(metric) {
 describe('holding is safe only while connected, the last write succeeded and the file holds no frame', () => {
   it('commits at once until the sender says it is connected', () => {
     const clock = { now: 0 };
-    const spool = new DeferredSpool(tmpPath(), { holdMs: 200, clock: () => clock.now });
+    const spool = new Spool(tmpPath(), { fsync: 'deferred', holdMs: 200, clock: () => clock.now });
     assert.equal(spool.holding, false); // at open: not connected yet
     assert.equal(spool.commit(frames(2), []), 2);
     assert.deepEqual(fileIds(spool), [1, 2]);
@@ -43,7 +42,7 @@ describe('holding is safe only while connected, the last write succeeded and the
   it('makes every held frame due at once when a write fails or the connection is lost', () => {
     for (const [connected, writeOk] of [[true, false], [false, true]]) {
       const clock = { now: 0 };
-      const spool = new DeferredSpool(tmpPath(), { holdMs: 200, clock: () => clock.now });
+      const spool = new Spool(tmpPath(), { fsync: 'deferred', holdMs: 200, clock: () => clock.now });
       spool.setLink(true, true);
       spool.commit(frames(2), []);
       assert.equal(spool.flushDelayMs(), 200);
@@ -69,7 +68,7 @@ describe('the ingest and the link', () => {
 
   it('commits the held frames at once when the link turns unsafe, and keeps the holding gauge', async () => {
     const clock = { now: 0 }; // never moves: only the link makes the held frames due
-    const spool = new DeferredSpool(tmpPath(), { holdMs: 200, clock: () => clock.now });
+    const spool = new Spool(tmpPath(), { fsync: 'deferred', holdMs: 200, clock: () => clock.now });
     const metrics = createMetrics();
     const ingest = new Ingest(CONFIG, spool, metrics, () => {});
     assert.equal(await gauge(metrics.spool_holding), 0); // at open: not connected

@@ -12,9 +12,8 @@ import { frame as decodedFrame } from '../src/decoded.js';
 import { FrameAcceptor } from '../src/frame-acceptor.js';
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
-import { ROWS_INTERVAL_MS } from '../src/safe-seqs.js';
-import { DeferredSpool } from '../src/spool-deferred.js';
-import { FORMAT_VERSION, Spool, newFrame } from '../src/spool.js';
+import { ROWS_INTERVAL_MS } from '../src/spool/safe-seqs.js';
+import { FORMAT_VERSION, Spool, newFrame } from '../src/spool/index.js';
 import { scratchPaths } from '../test-support/scratch.js';
 
 const tmpPath = scratchPaths('spool-seqs-test-');
@@ -22,7 +21,7 @@ const tmpPath = scratchPaths('spool-seqs-test-');
 /** A frame of source with seq (null: none), stamped tsMs. */
 const seqFrame = (source, seq, tsMs) => newFrame(source, tsMs, tsMs, [['n', seq ?? -1]], seq);
 /** source_seqs as {source: [seq, ts_ms]}. */
-const stored = (spool) => Object.fromEntries(spool._db.prepare('SELECT source, seq, ts_ms FROM source_seqs').raw()
+const stored = (spool) => Object.fromEntries(spool._store.db.prepare('SELECT source, seq, ts_ms FROM source_seqs').raw()
   .all().map(([source, seq, tsMs]) => [source, [seq, tsMs]]));
 
 describe('source_seqs with batch and interval', () => {
@@ -56,7 +55,7 @@ describe('source_seqs with batch and interval', () => {
     const spool = new Spool(path);
     assert.deepEqual(spool.take(0, 10).map((f) => [f.id, f.source]), [[5, 'G']]);
     assert.deepEqual(stored(spool), {});
-    assert.equal(spool._db.pragma('user_version', { simple: true }), FORMAT_VERSION);
+    assert.equal(spool._store.db.pragma('user_version', { simple: true }), FORMAT_VERSION);
     assert.equal(FORMAT_VERSION, 3);
     spool.close();
   });
@@ -64,7 +63,7 @@ describe('source_seqs with batch and interval', () => {
 
 describe('source_seqs with deferred', () => {
   function openDeferred(clock) {
-    const spool = new DeferredSpool(tmpPath(), { holdMs: 200, clock: () => clock.now });
+    const spool = new Spool(tmpPath(), { fsync: 'deferred', holdMs: 200, clock: () => clock.now });
     spool.setLink(true, true);
     return spool;
   }

@@ -1,6 +1,6 @@
-// The SQLite spool on a real file (gateway/python/tests/test_spool.py and test_spool_schema.py, ported): commit,
-// take, acknowledge, reopen, the size cap, the format, and spools written by the Python gateway read here and the
-// reverse (when the project's venv is there). A really full disk: spool-full-disk.test.js.
+// The SQLite spool on a real file: commit, take, acknowledge, reopen, the size cap, the format, and spools written by
+// the other gateway of this repository read here and the reverse (when the project's venv is there). A really full
+// disk: spool-full-disk.test.js.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,8 +12,8 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 
 import { unpackValues } from '../src/reading-values.js';
-import { FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from '../src/spool.js';
-import { SCHEMA_SQL, formatVersion } from '../src/spool-schema.js';
+import { FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from '../src/spool/index.js';
+import { SCHEMA_SQL, formatVersion } from '../src/spool/schema.js';
 import { PYTHON, noPython } from '../test-support/python.js';
 import { scratchPaths } from '../test-support/scratch.js';
 
@@ -142,14 +142,14 @@ describe('spool', () => {
   it('sets the pragmas of spool.md on both connections', () => {
     for (const [fsync, synchronous] of [['batch', 1], ['interval', 1]]) { // batch: NORMAL + WalSync's fsync
       const spool = new Spool(tmpPath(), { fsync });
-      for (const db of [spool._db, spool._reader]) {
+      for (const db of [spool._store.db, spool._store.reader]) {
         assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
         assert.equal(db.pragma('synchronous', { simple: true }), synchronous);
         assert.equal(db.pragma('busy_timeout', { simple: true }), 5000);
         assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0);
         assert.equal(db.pragma('journal_size_limit', { simple: true }), 1 << 20);
       }
-      assert.equal(spool._db.pragma('max_page_count', { simple: true }), (1 << 30) / 4096 + 1024);
+      assert.equal(spool._store.db.pragma('max_page_count', { simple: true }), (1 << 30) / 4096 + 1024);
       spool.close();
     }
   });
@@ -170,7 +170,7 @@ describe('spool', () => {
     assert.equal(kept.has('s4'), false);
     assert.equal(kept.has('G'), false);
     assert.deepEqual(reopened.lastReceiptStamps(3), new Map([['s1004', 11_004], ['s1003', 11_003], ['s1002', 11_002]]));
-    assert.equal(reopened._db.prepare('SELECT count(*) FROM receipt_stamps').pluck().get(), 3);
+    assert.equal(reopened._store.db.prepare('SELECT count(*) FROM receipt_stamps').pluck().get(), 3);
     reopened.close();
   });
 
@@ -342,7 +342,7 @@ describe('fsync "batch"', () => {
       await Promise.all([spool.whenDurable(), spool.whenDurable()]); // calls during an fsync share the next one
       spool.close();
       const interval = new Spool(join(dir, 'interval.sqlite'), { fsync: 'interval' });
-      assert.equal(interval.walSync, null);
+      assert.equal(interval._policy._walSync, undefined); // no fsync after a commit: the checkpoint's
       await interval.whenDurable();
       interval.close();
     } finally {

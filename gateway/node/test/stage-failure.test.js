@@ -17,8 +17,7 @@ import { frame as decodedFrame } from '../src/decoded.js';
 import { Ingest } from '../src/ingest.js';
 import { createMetrics } from '../src/metrics.js';
 import { failpointFrames } from '../src/service.js';
-import { DeferredSpool } from '../src/spool-deferred.js';
-import { Spool } from '../src/spool.js';
+import { Spool } from '../src/spool/index.js';
 
 const BIN = fileURLToPath(new URL('../bin/telemetry-gateway-node', import.meta.url));
 const SCRATCH = mkdtempSync(join(tmpdir(), 'stage-failure-test-'));
@@ -29,11 +28,11 @@ const tmpPath = (name) => join(SCRATCH, `${cases++}-${name}`);
 const CONFIG = { decode: { duplicate_window_s: 10, max_sources: 1000 }, time: { max_future_s: 60, max_age_days: 366 },
   spool: { when_full: 'pause' } };
 const tick = () => new Promise((resolve) => { setImmediate(resolve); });
-const fileIds = (spool) => spool._db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
+const fileIds = (spool) => spool._store.db.prepare('SELECT id FROM frames ORDER BY id').pluck().all();
 
 describe('the ingest stage failing', () => {
   function failingIngest(failAfterFrames) {
-    const spool = new DeferredSpool(tmpPath('s.sqlite'), { holdMs: 60_000 });
+    const spool = new Spool(tmpPath('s.sqlite'), { fsync: 'deferred', holdMs: 60_000 });
     spool.setLink(true, true); // frames are held in memory
     const died = [];
     const ingest = new Ingest(CONFIG, spool, createMetrics(), () => {}, { failAfterFrames,

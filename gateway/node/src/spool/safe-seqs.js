@@ -1,5 +1,4 @@
-// Which per-source seqs the spool may store in source_seqs (gateway/contract/spool.md, "Seqs across a restart"; the
-// Python gateway's safe_seqs.py).
+// Which per-source seqs the spool may store in source_seqs (gateway/contract/spool.md, "Seqs across a restart").
 //
 // A stored seq says "every frame of this source up to here is safe": after a crash the next run counts the seq gap
 // from it as frames possibly lost. So a row may only name a frame once it, and every frame accepted before it, is

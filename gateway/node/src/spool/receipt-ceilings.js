@@ -1,5 +1,4 @@
-// Receipt stamps under the deferred spool policy (gateway/contract/spool.md, "`deferred` in detail"; the Python
-// gateway's receipt_ceilings.py).
+// Receipt stamps under the deferred spool policy (gateway/contract/spool.md, "`deferred` in detail").
 //
 // A source's receipt_stamps row must never be below a stamp given to one of its frames, or a restart on a clock
 // that went back (a Pi has no real-time clock) could stamp a new frame on the key of an old one and overwrite it.

@@ -1,19 +1,19 @@
-// The spool's schema and format version, as the gateway contract writes them (gateway/contract/spool.sql):
-// every gateway creates its spool from that one file, read at run time, and upgrades an older one
-// (gateway/contract/spool.md, "Creating and opening").
+// The spool's schema and format version, as the gateway contract writes them (gateway/contract/spool.sql), and
+// opening a spool file by gateway/contract/spool.md, "Creating and opening": every gateway creates its spool from
+// that one file, read at run time, and upgrades an older one.
 //
 // better-sqlite3's exec() runs a whole script, statement by statement in order, inside whatever transaction is
-// open (Python's executescript would commit first, which is why spool_schema.py splits the script itself). The
-// format version is what SQLite makes of the script's PRAGMA user_version, run once on a database in memory.
+// open. The format version is what SQLite makes of the script's PRAGMA user_version, run once on a database in
+// memory.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import Database from 'better-sqlite3';
 
-import { packValues } from './reading-values.js';
+import { packValues } from '../reading-values.js';
 
-export const SPOOL_SQL_PATH = fileURLToPath(new URL('../contract/spool.sql', import.meta.url));
+export const SPOOL_SQL_PATH = fileURLToPath(new URL('../../contract/spool.sql', import.meta.url));
 
 /** The script's PRAGMA user_version, or the error SQLite gives for it (an unfinished statement among them). */
 export function formatVersion(script) {

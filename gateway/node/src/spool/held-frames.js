@@ -1,7 +1,6 @@
-// Frames held in memory by the deferred spool policy (gateway/contract/spool.md, "`deferred` in detail"; the Python
-// gateway's held_frames.py): each has its spool id already; those Cassandra acknowledges in time are never written,
-// the others are committed once due. Pure bookkeeping, no I/O and no clock: the spool (spool.js) gives the time and
-// makes the commits.
+// Frames held in memory by the deferred spool policy (gateway/contract/spool.md, "`deferred` in detail"): each has
+// its spool id already; those Cassandra acknowledges in time are never written, the others are committed once due.
+// Pure bookkeeping, no I/O and no clock: the deferred policy (policies.js) gives the time and makes the commits.
 //
 // Ids are given one up per frame in arrival order, so the FIFO of (id, time held) is sorted by id as well as by age:
 // a take or an acknowledgement finds its place by binary search and costs what it touches, not what is held.
