@@ -11,11 +11,13 @@ import subprocess
 from pi_units import PI
 
 
-def test_footprint_prints_figures_for_each_gateway():
+def test_footprint_prints_figures_for_each_gateway(tmp_path):
     result = subprocess.run([str(PI / "footprint"), "--seconds", "3", "--warm-up", "1", "--policies", "batch"],
-                            env=dict(os.environ, TELEMETRY_CASSANDRA_PORT="1"), capture_output=True, text=True,
-                            timeout=180)
+                            env=dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_RESULTS_DIR=str(tmp_path)),
+                            capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
+    [kept] = tmp_path.glob("????-??-??-footprint.txt")  # the dated results file (deploy/setup/dated-results)
+    assert kept.read_text().endswith(result.stdout)
     for gateway in ("python", "node"):
         row = re.search(rf"^\| {gateway} \| batch \| ([\d.]+) \| ([\d.]+) / ([\d.]+) \| ([\d,]+) B "
                         rf"\| [\d,]+ B \| (\d+) \| 0 \|$", result.stdout, re.M)
