@@ -95,7 +95,6 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   process.on('SIGTERM', requestStop);
   process.on('SIGINT', requestStop);
   process.on('SIGHUP', requestStop); // a closed terminal: the same orderly stop
-  process.on('SIGHUP', requestStop); // a closed terminal: the same orderly stop
 
   const failAfterFrames = failpointFrames();
   const metrics = createMetrics();
@@ -201,7 +200,6 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   await stopping;
   process.off('SIGTERM', requestStop);
   process.off('SIGINT', requestStop);
-  process.off('SIGHUP', requestStop);
   process.off('SIGHUP', requestStop);
   return status;
 }
