@@ -1,22 +1,19 @@
-// The sender: spooled frames → Cassandra, acknowledged back to the spool only once written (the Python gateway's
-// sender.py).
+// The sender: spooled frames → Cassandra, acknowledged back to the spool only once written.
 //
 // Frames are taken from the spool in id order in chunks, planned into single-partition UNLOGGED batches plus the
 // `latest` and `source_days` writes they imply, and sent asynchronously (RequestPump) with a bound on requests in
 // flight. Taking stops while a chunk's worth of requests is ready, waiting for a mark or waiting for a retry
 // (RetrySchedule), so an unreachable cluster stops the taking, not the reading, and memory stays bounded.
 //
-// Day marks first (gateway/contract/day-marks.md): a readings request for (source, day) is sent, each attempt, only
-// while that day has a fresh mark (DayMarks); a chunk's days without one get a `day_changes` write first (one
-// UNLOGGED batch, stamped when each attempt is sent), and their readings requests wait for it (MarkWrite). When all
-// of a chunk's requests succeeded, its frames are acknowledged to the spool (WriteLedger). `latest` rows are
-// coalesced (LatestRows) and written every LATEST_FLUSH_MS and at shutdown.
+// Day marks first (gateway/contract/day-marks.md): a readings request waits until its day has a fresh mark
+// (MarkGate, mark-gate.js). When all of a chunk's requests succeeded, its frames are acknowledged to the spool
+// (WriteLedger). `latest` rows are coalesced (LatestRows) and written every LATEST_FLUSH_MS and at shutdown.
 
 import { backoffS } from './backoff.js';
-import { DayMarks, dayKey } from './day-marks.js';
 import { RateLimitedLog, event } from './logs.js';
+import { MarkGate } from './mark-gate.js';
 import { LatestRows, latestBatches } from './latest-rows.js';
-import { dayChangesBatch, readingsBatch, sourceDayRequest } from './reading-batches.js';
+import { readingsBatch, sourceDayRequest } from './reading-batches.js';
 import { Request, RequestPump } from './request-pump.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { errorKind } from './write-error-kinds.js';
@@ -61,8 +58,7 @@ export class Sender {
     this.pump = new RequestPump(maxInFlight, () => this.wake(), (request) => this.beforeSend(request));
     this.retries = new RetrySchedule(retryMaxS);
     this.ledger = new WriteLedger();
-    this.marks = new DayMarks();
-    this.parked = 0; // readings requests waiting for a mark of their day
+    this.gate = new MarkGate(this.pump, this.ledger);
     this.latest = new LatestRows();
     this.latestFlushed = performance.now();
     this.cursor = 0; // highest spool id taken; everything above it is new
@@ -180,7 +176,7 @@ export class Sender {
 
   take() {
     // Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
-    while (this.more && this.pump.waiting + this.parked + this.retries.size < this.pump.maxInFlight) {
+    while (this.more && this.pump.waiting + this.gate.parked + this.retries.size < this.pump.maxInFlight) {
       this.more = false; // before the query: a nudge from here on sets it again
       const frames = this.spool.take(this.cursor, this.chunkFrames);
       if (frames.length === 0) break;
@@ -198,7 +194,7 @@ export class Sender {
         if (!this.ledger.isKnownDay(source, day)) requests.push(new Request(0, sourceDayRequest(source, day), chunk));
       }
       this.ledger.expect(requests.length, chunk);
-      this.pump.add(this.holdForMarks(requests, plan.days, performance.now()));
+      this.pump.add(this.gate.hold(requests, plan.days, performance.now()));
     }
   }
 
@@ -210,54 +206,9 @@ export class Sender {
     this.pump.send(this.client);
   }
 
-  // --- day marks (gateway/contract/day-marks.md) ------------------------------------------------------------
-
-  /**
-   * The requests that may be sent now. The readings requests of days without a fresh mark wait for one (a mark
-   * write for those with none in flight is started here, ahead of everything else).
-   */
-  holdForMarks(requests, days, nowMs) {
-    const [unmarked, toMark] = this.marks.needs(days, nowMs);
-    if (unmarked.size === 0) return requests;
-    if (toMark.length) {
-      const mark = new MarkWrite(toMark);
-      this.marks.begin(toMark, mark);
-      this.ledger.expect(1);
-      this.pump.add([new Request(0, null, mark)], true); // its statement is made per attempt
-    }
-    const ready = [];
-    for (const request of requests) {
-      if (request.day !== null && unmarked.has(dayKey(...request.day))) {
-        this.marks.pending(...request.day).waiting.push(request);
-        this.parked += 1;
-      } else {
-        ready.push(request);
-      }
-    }
-    return ready;
-  }
-
-  /**
-   * The pump's last word before each attempt: a mark is stamped now; a readings request goes only while its day's
-   * mark is fresh (it may have gone stale while the request waited for a retry), else it waits for a new one.
-   */
+  /** The pump's last word before each attempt (mark-gate.js). */
   beforeSend(request) {
-    const { owner } = request;
-    if (owner instanceof MarkWrite) {
-      owner.sentAt = performance.now();
-      request.statement = dayChangesBatch(owner.days, new Date());
-      return true;
-    }
-    if (request.day === null || this.marks.isFresh(...request.day, performance.now())) return true;
-    return this.holdForMarks([request], [request.day], performance.now()).length > 0;
-  }
-
-  /** Cassandra acknowledged mark: its days are fresh, and the readings waiting for it go first. */
-  marked(mark) {
-    this.marks.acknowledged(mark, mark.days, mark.sentAt, performance.now());
-    this.parked -= mark.waiting.length;
-    this.pump.add(mark.waiting, true);
-    mark.waiting = [];
+    return this.gate.beforeSend(request, performance.now(), new Date());
   }
 
   settle() {
@@ -272,7 +223,7 @@ export class Sender {
           this.countWritten(written);
           this.onAcked([written.firstId, written.lastId]);
         } else if (request.owner instanceof MarkWrite) {
-          this.marked(request.owner);
+          this.gate.marked(request.owner, performance.now());
         }
       } else {
         const kind = errorKind(error);

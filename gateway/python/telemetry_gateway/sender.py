@@ -5,11 +5,9 @@ Frames are taken from the spool in id order in chunks, planned into single-parti
 flight. Taking stops while a chunk's worth of requests is ready, waiting for a mark or waiting for a retry
 (RetrySchedule), so an unreachable cluster stops the taking, not the reading, and memory stays bounded.
 
-Day marks first (gateway/contract/day-marks.md): a readings request for (source, day) is sent, each attempt, only
-while that day has a fresh mark (DayMarks); a chunk's days without one get a `day_changes` write first (one
-UNLOGGED batch, stamped when each attempt is sent), and their readings requests wait for it (MarkWrite). When all
-of a chunk's requests succeeded, its frames are acknowledged to the spool (WriteLedger). `latest` rows are
-coalesced (LatestRows) and written every LATEST_FLUSH_S and at shutdown.
+Day marks first (gateway/contract/day-marks.md): a readings request waits until its day has a fresh mark
+(MarkGate, mark_gate.py). When all of a chunk's requests succeeded, its frames are acknowledged to the spool
+(WriteLedger). `latest` rows are coalesced (LatestRows) and written every LATEST_FLUSH_S and at shutdown.
 """
 
 from __future__ import annotations
@@ -27,9 +25,10 @@ from cassandra.query import BatchStatement, BatchType, Statement
 
 from .backoff import backoff_s
 from .cassandra_session import Statements, prepare
-from .day_marks import DayMarks, mark_instant
+from .day_marks import mark_instant
 from .latest_rows import LatestRows, latest_batches
 from .logs import RateLimitedLog, event
+from .mark_gate import MarkGate
 from .metrics import Metrics
 from .reading_batches import ReadingBatchEncoder
 from .request_pump import Request, RequestPump
@@ -81,8 +80,7 @@ class Sender:
         self._pump = RequestPump(max_in_flight, self._wake, self._before_send)
         self._retries = RetrySchedule(retry_max_s)
         self._ledger = WriteLedger()
-        self._marks = DayMarks()
-        self._parked = 0  # readings requests waiting for a mark of their day
+        self._gate = MarkGate(self._pump, self._ledger, self._mark_batch)
         self._latest = LatestRows()
         self._latest_flushed = time.monotonic()
         self._cursor = 0  # highest spool id taken; everything above it is new
@@ -178,7 +176,7 @@ class Sender:
 
     def _take(self) -> None:
         # Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
-        while self._more and self._pump.waiting + self._parked + len(self._retries) < self._pump.max_in_flight:
+        while self._more and self._pump.waiting + self._gate.parked + len(self._retries) < self._pump.max_in_flight:
             self._more = False  # before the query: a nudge from here on sets it again
             frames = self._spool.take(self._cursor, limit=self._chunk_frames)
             if not frames:
@@ -194,7 +192,7 @@ class Sender:
             requests += [Request(0.0, self._statements.source_day.bind((day, source)), chunk)
                          for source, day in plan.days if (source, day) not in self._ledger.known_days]
             self._ledger.expect(len(requests), chunk)
-            self._pump.add(self._hold_for_marks(requests, plan.days, time.monotonic()))
+            self._pump.add(self._gate.hold(requests, plan.days, time.monotonic()))
 
     def _flush_latest(self) -> None:
         self._latest_flushed = time.monotonic()
@@ -203,39 +201,9 @@ class Sender:
         self._pump.add(Request(0.0, batch, None) for batch in batches)
         self._pump.send(self._session)
 
-    # --- day marks (gateway/contract/day-marks.md) -------------------------------------------------------------
-    def _hold_for_marks(self, requests: list[Request], days: list[tuple[str, date]], now: float) -> list[Request]:
-        """The requests that may be sent now. The readings requests of days without a fresh mark wait for one
-        (a mark write for those with none in flight is started here, ahead of everything else)."""
-        unmarked, to_mark = self._marks.needs(days, now)
-        if not unmarked:
-            return requests
-        if to_mark:
-            mark = MarkWrite(to_mark)
-            self._marks.begin(to_mark, mark)
-            self._ledger.expect(1)
-            self._pump.add([Request(0.0, None, mark)], first=True)  # its statement is made per attempt
-        ready = []
-        for request in requests:
-            if request.day in unmarked:
-                self._marks.pending(request.day).waiting.append(request)
-                self._parked += 1
-            else:
-                ready.append(request)
-        return ready
-
+    # --- day marks (gateway/contract/day-marks.md; mark_gate.py) ----------------------------------------------
     def _before_send(self, request: Request) -> bool:
-        """The pump's last word before each attempt: a mark is stamped now; a readings request goes only while its
-        day's mark is fresh (it may have gone stale while the request waited for a retry), else it waits for a
-        new one."""
-        owner = request.owner
-        if type(owner) is MarkWrite:
-            owner.sent_at = time.monotonic()
-            request.statement = self._mark_batch(owner.days, time.time_ns() // 1_000_000)
-            return True
-        if request.day is None or self._marks.is_fresh(request.day, time.monotonic()):
-            return True
-        return bool(self._hold_for_marks([request], [request.day], time.monotonic()))
+        return self._gate.before_send(request, time.monotonic(), time.time_ns() // 1_000_000)
 
     def _mark_batch(self, days: list[tuple[str, date]], wall_ms: int) -> Statement:
         """The day_changes rows of days, stamped wall_ms: bucket and written_at of this attempt."""
@@ -245,13 +213,6 @@ class Sender:
             batch.add(self._statements.day_change, (bucket, day, source, written_at))
         batch.is_idempotent = True
         return batch
-
-    def _marked(self, mark: MarkWrite) -> None:
-        """Cassandra acknowledged mark: its days are fresh, and the readings waiting for it go first."""
-        self._marks.acknowledged(mark, mark.days, mark.sent_at, time.monotonic())
-        self._parked -= len(mark.waiting)
-        self._pump.add(mark.waiting, first=True)
-        mark.waiting = []
 
     def _settle(self) -> None:
         now = time.monotonic()
@@ -266,7 +227,7 @@ class Sender:
                     self._count_written(written)
                     self._on_acked((written.first_id, written.last_id))
                 elif type(request.owner) is MarkWrite:
-                    self._marked(request.owner)
+                    self._gate.marked(request.owner, time.monotonic())
             else:
                 kind = error_kind(error)
                 self._link(False)
