@@ -1,4 +1,5 @@
-"""Every shell command a README shows is accounted for: run here, run by a named test, or manual with a reason.
+"""Every shell command a README shows is accounted for: run here, run by a named test, or manual with a reason;
+and every relative link in a README leads to a file.
 
 The commands are the lines of every fenced `sh`, `bash`, `shell` or `console` block of every README.md in the repo
 (`git ls-files`; in `console` blocks the lines after a `$ ` prompt), with continuation lines joined and trailing
@@ -283,6 +284,33 @@ def test_every_command_shown_has_an_entry_and_every_entry_a_command():
                          f"(Run, RunBy or Manual): {missing}")
     stale = sorted(set(COMMANDS) - set(shown))
     assert not stale, f"entries for commands no README shows any more: {stale}"
+
+
+def test_every_relative_link_in_a_readme_exists():
+    broken = []
+    for readme in readmes():
+        for target in re.findall(r"\]\(([^)\s]+)\)", readme.read_text()):
+            path = target.split("#")[0]
+            if path and not re.match(r"[a-z]+:", path) and not (readme.parent / path).exists():
+                broken.append(f"{readme.relative_to(ROOT)}: {target}")
+    assert not broken, f"links to files that do not exist: {broken}"
+
+
+REPO_TOPS = ("analytics/", "deploy/", "firmware/", "gateway/", "lib/", "schema/", "tests/")
+
+
+def test_every_repo_path_a_readme_names_exists():
+    """Paths in `code` that start at a top folder of the repo; placeholders, and the results folders the benchmarks
+    fill, are left out."""
+    missing = []
+    for readme in readmes():
+        for span in re.findall(r"`([^`\n]+)`", readme.read_text()):
+            for word in span.split():
+                path = word.rstrip(",.;:)").split("::")[0]
+                if (path.startswith(REPO_TOPS) and not re.search(r"[<>*{}…\[\]$]|\.\.\.|YYYY|/results/", path)
+                        and not (ROOT / path).exists() and not (readme.parent / path).exists()):
+                    missing.append(f"{readme.relative_to(ROOT)}: {path}")
+    assert not missing, f"paths that do not exist: {missing}"
 
 
 def test_each_named_test_exists():
