@@ -88,6 +88,11 @@ def test_config_md_key_table_is_the_schema():
             assert f"`{declared['pattern']}`" in rule, path
 
 
+def test_config_md_rule_table_is_the_schema():
+    rows = table_rows(r"[a-z_]+")
+    assert {rule: cells[1] for rule, cells in rows.items()} == SCHEMA["rules"]
+
+
 def test_config_md_port_table_is_the_schema():
     rows = table_rows(r"serial\.ports\[i\]\.([a-z_]+)")
     assert {path.split(".")[-1] for path in rows} == set(SCHEMA["port_table"])

@@ -3,9 +3,10 @@
 // The key path and the rule word are the portable part (the config vectors check them); the sentence and the
 // origin are for the operator, with the values it quotes written as JSON (quote).
 
-/** The rule words of config.md, in the order of its table. */
-export const RULES = Object.freeze(['unreadable', 'toml_syntax', 'unknown_section', 'unknown_key', 'type', 'range',
-  'choice', 'syntax', 'required', 'distinct', 'together', 'conflict']);
+import { SCHEMA } from './config-schema.js';
+
+/** The rule words an error names. */
+export const RULES = Object.freeze(Object.keys(SCHEMA.rules));
 
 export class ConfigError extends Error {
   /**

@@ -10,9 +10,9 @@ import json
 import math
 from typing import Any
 
-# The rule words of config.md, in the order of its table.
-RULES = ("unreadable", "toml_syntax", "unknown_section", "unknown_key", "type", "range", "choice", "syntax",
-         "required", "distinct", "together", "conflict")
+from .config_schema import SCHEMA
+
+RULES = tuple(SCHEMA["rules"])  # the rule words an error names
 
 
 class ConfigError(Exception):
