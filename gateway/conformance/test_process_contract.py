@@ -1,16 +1,52 @@
-"""The gateway as a process, any implementation (GATEWAY_COMMAND): the systemd contract (READY, WATCHDOG every
-WATCHDOG_USEC / 2, STOPPING on $NOTIFY_SOCKET), SIGTERM → exit 0, and `check` failing clearly. No Cassandra: it is
-unreachable here, which the gateway must survive."""
+"""The gateway as a process, any implementation (GATEWAY_COMMAND), against gateway/contract/process.md and logs.md:
+the systemd notifications (READY, WATCHDOG every WATCHDOG_USEC / 2, STOPPING on $NOTIFY_SOCKET), SIGTERM and
+SIGHUP → exit 0, every log line in the contract's format and every event named in logs.md, usage errors exit 2,
+and `check` failing clearly. No Cassandra: it is unreachable here, which the gateway must survive."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import time
 
-from telemetry_conformance import gateway_command
+import pytest
+
+from telemetry_conformance import ROOT, gateway_command
+
+LOGS_MD = ROOT / "gateway" / "contract" / "logs.md"
+# logs.md, "A line" and "Values": a plain value, or a quoted one (a JSON string of printable ASCII).
+_VALUE = r'(?:[!#-<>-\[\]-~]+|"(?:[ !#-\[\]-~]|\\["\\nrt]|\\u[0-9a-f]{4})*")'
+LINE_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z level=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+                     rf"event=([a-z0-9_]+)((?: [a-z0-9_]+={_VALUE})*)")
+FIELD_RE = re.compile(rf" ([a-z0-9_]+)=({_VALUE})")
+
+
+def contract_events() -> set[str]:
+    """The event names of logs.md's table."""
+    return set(re.findall(r"^\| `([a-z0-9_]+)` \|", LOGS_MD.read_text(encoding="utf-8"), flags=re.M))
+
+
+def event_lines(log: str) -> list[tuple[str, dict[str, str]]]:
+    """Every event line of a log as (event, {key: value as written}); a line with event= in another form fails."""
+    events = []
+    for line in log.splitlines():
+        if "event=" not in line:
+            continue
+        match = LINE_RE.fullmatch(line)
+        assert match, f"not a contract log line: {line!r}"
+        fields = FIELD_RE.findall(match.group(2))
+        assert len({key for key, _ in fields}) == len(fields), f"a key twice: {line!r}"
+        events.append((match.group(1), dict(fields)))
+    return events
+
+
+def value(text: str) -> str:
+    """A field's value as written → the text it stands for."""
+    return json.loads(text) if text.startswith('"') else text
 
 
 def test_systemd_notify_watchdog_and_sigterm(tmp_path):
@@ -41,6 +77,50 @@ def test_systemd_notify_watchdog_and_sigterm(tmp_path):
     log = process.stdout.read().decode()
     assert "event=serial_absent" in log and "event=cassandra_unreachable" in log
     assert "event=gateway_stopped" in log and "Traceback" not in log
+    events = event_lines(log)
+    assert {name for name, _ in events} <= contract_events()
+    names = [name for name, _ in events]
+    assert names.index("gateway_started") < names.index("gateway_stopping") < names.index("gateway_stopped")
+    assert names[-1] == "gateway_stopped"
+    absent = dict(events)["serial_absent"]
+    assert value(absent["port"]) == str(tmp_path / "absent-tty")
+    assert absent["action"].startswith('"')  # text with spaces: quoted
+
+
+def test_sighup_is_an_orderly_stop(tmp_path):
+    env = dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_LISTEN="")
+    process = subprocess.Popen([*gateway_command(), "run", "--port", str(tmp_path / "absent-tty"),
+                                "--spool", str(tmp_path / "spool.sqlite"), "--log-level", "info"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        output = b""
+        while b"event=gateway_started" not in output and time.monotonic() < deadline:
+            output += process.stdout.read1(65536)
+        process.send_signal(signal.SIGHUP)
+        assert process.wait(timeout=40) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    events = event_lines((output + process.stdout.read()).decode())
+    started = dict(events)["gateway_started"]
+    assert started["inputs"] == "1" and started["metrics"] == "off"
+    assert [name for name, _ in events][-1] == "gateway_stopped"
+
+
+@pytest.mark.parametrize("args", [[], ["bogus"], ["run", "--bogus"], ["check", "--port"],
+                                  ["run", "--exit-when-drained=1"], ["check", "--conf", "x.toml"],
+                                  ["decode", "--source", "room"]])
+def test_usage_errors_exit_2(args):
+    result = subprocess.run([*gateway_command(), *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result
+    assert result.stdout == "" and result.stderr.strip() and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["check", "-h"], ["decode", "--help"]])
+def test_help_exits_0(args):
+    result = subprocess.run([*gateway_command(), *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() and result.stderr == ""
 
 
 def test_check_fails_clearly_without_cassandra(tmp_path):
