@@ -108,6 +108,30 @@ def test_sighup_is_an_orderly_stop(tmp_path):
     assert [name for name, _ in events][-1] == "gateway_stopped"
 
 
+def test_a_stop_while_stdin_is_silent(tmp_path):
+    """`run --input -` with a writer that says nothing more: SIGTERM still stops the gateway in order, exit 0."""
+    env = dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_LISTEN="")
+    process = subprocess.Popen([*gateway_command(), "run", "--input", "-", "--spool", str(tmp_path / "spool.sqlite"),
+                                "--log-level", "info"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    try:
+        process.stdin.write(b"#hello\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 20
+        output = b""
+        while b"event=status_line" not in output and time.monotonic() < deadline:
+            output += process.stdout.read1(65536)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=40) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stdin.close()
+    events = event_lines((output + process.stdout.read()).decode())
+    assert ("status_line", {"input": "-", "text": "hello"}) in events
+    assert [name for name, _ in events][-1] == "gateway_stopped"
+
+
 @pytest.mark.parametrize("args", [[], ["bogus"], ["run", "--bogus"], ["check", "--port"],
                                   ["run", "--exit-when-drained=1"], ["check", "--conf", "x.toml"],
                                   ["decode", "--source", "room"]])

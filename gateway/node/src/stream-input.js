@@ -1,5 +1,6 @@
-// A file or stdin ('-'), read to its end, for replays and benchmarks. Read under credits like a serial port, with more of them (STREAM_CREDITS): a file can be replayed,
-// so it may read further ahead. The stream is paused while no credit is left and resumed when one comes back.
+// A file or stdin ('-'), read to its end, for replays and benchmarks. Read under credits like a serial port, with
+// more of them (STREAM_CREDITS): a file can be replayed, so it may read further ahead. The stream is paused while
+// no credit is left and resumed when one comes back.
 
 import { createReadStream } from 'node:fs';
 
@@ -24,9 +25,9 @@ export class StreamInput {
 
   start() {
     if (this.stream !== null) return;
-    const stream = this.path === '-'
-      ? createReadStream('', { fd: 0, autoClose: false, highWaterMark: READ_CHUNK })
-      : createReadStream(this.path, { highWaterMark: READ_CHUNK });
+    // stdin as the process's own stream: a pipe or terminal is read without blocking a worker thread, which
+    // would keep the process from exiting after a stop while the writer stays silent.
+    const stream = this.path === '-' ? process.stdin : createReadStream(this.path, { highWaterMark: READ_CHUNK });
     this.stream = stream;
     this.handler.credits.onAvailable = () => {
       if (!this.ended) stream.resume();
@@ -46,15 +47,17 @@ export class StreamInput {
     return Promise.resolve();
   }
 
-  /** One read (a chunk of at most READ_CHUNK bytes), under one credit. */
+  /** What one read gave, fed READ_CHUNK bytes at most at a time, each piece under one credit. */
   read(chunk) {
     const credits = this.handler.credits;
-    if (!credits.take()) { // not expected: the stream is paused when the last credit is taken
-      this.stream.pause();
-      this.stream.unshift(chunk);
-      return;
+    for (let at = 0; at < chunk.length; at += READ_CHUNK) {
+      if (!credits.take()) { // the rest waits for a credit: the stream is paused until one comes back
+        this.stream.pause();
+        this.stream.unshift(chunk.subarray(at));
+        return;
+      }
+      if (!this.handler.feed(chunk.subarray(at, at + READ_CHUNK))) credits.release();
     }
-    if (!this.handler.feed(chunk)) credits.release();
     if (credits.available === 0) this.stream.pause(); // resumed by onAvailable once the ingest gives one back
   }
 

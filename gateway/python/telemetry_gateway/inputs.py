@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import sys
 import threading
 import time
-from typing import BinaryIO, Callable
+from typing import Callable
 
 import serial
 
@@ -182,13 +181,14 @@ class StreamInput:
         self._on_end = on_end
 
     def run(self) -> None:
-        stream: BinaryIO = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")
+        # Unbuffered: a read blocked on a silent stdin holds no lock that the interpreter's exit would wait for.
+        stream = open(0 if self.path == "-" else self.path, "rb", buffering=0, closefd=self.path != "-")
         try:
             credits = self._handler.credits
             while not self._stop.is_set():
                 if not credits.acquire(timeout=0.2):
                     continue
-                data = stream.read1(READ_CHUNK)
+                data = stream.read(READ_CHUNK)
                 if not data:
                     credits.release()
                     break
@@ -196,7 +196,6 @@ class StreamInput:
                     credits.release()
             self._handler.finish()
         finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+            stream.close()
             event(logging.INFO, "input_ended", input=self.path)
             self._on_end()
