@@ -87,49 +87,42 @@ def test_systemd_notify_watchdog_and_sigterm(tmp_path):
     assert absent["action"].startswith('"')  # text with spaces: quoted
 
 
-def test_sighup_is_an_orderly_stop(tmp_path):
+def run_then_stop(args: list[str], marker: bytes, signal_number: int, stdin: bytes | None = None):
+    """`run ARGS` (no Cassandra); once its output holds marker, the signal; exit 0 → the log's event lines."""
     env = dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_LISTEN="")
-    process = subprocess.Popen([*gateway_command(), "run", "--port", str(tmp_path / "absent-tty"),
-                                "--spool", str(tmp_path / "spool.sqlite"), "--log-level", "info"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = subprocess.Popen([*gateway_command(), "run", *args, "--log-level", "info"], env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
+        if stdin is not None:
+            process.stdin.write(stdin)
+            process.stdin.flush()
         deadline = time.monotonic() + 20
         output = b""
-        while b"event=gateway_started" not in output and time.monotonic() < deadline:
+        while marker not in output and time.monotonic() < deadline:
             output += process.stdout.read1(65536)
-        process.send_signal(signal.SIGHUP)
-        assert process.wait(timeout=40) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-    events = event_lines((output + process.stdout.read()).decode())
-    started = dict(events)["gateway_started"]
-    assert started["inputs"] == "1" and started["metrics"] == "off"
-    assert [name for name, _ in events][-1] == "gateway_stopped"
-
-
-def test_a_stop_while_stdin_is_silent(tmp_path):
-    """`run --input -` with a writer that says nothing more: SIGTERM still stops the gateway in order, exit 0."""
-    env = dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_LISTEN="")
-    process = subprocess.Popen([*gateway_command(), "run", "--input", "-", "--spool", str(tmp_path / "spool.sqlite"),
-                                "--log-level", "info"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
-    try:
-        process.stdin.write(b"#hello\n")
-        process.stdin.flush()
-        deadline = time.monotonic() + 20
-        output = b""
-        while b"event=status_line" not in output and time.monotonic() < deadline:
-            output += process.stdout.read1(65536)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signal_number)
         assert process.wait(timeout=40) == 0
     finally:
         if process.poll() is None:
             process.kill()
         process.stdin.close()
     events = event_lines((output + process.stdout.read()).decode())
-    assert ("status_line", {"input": "-", "text": "hello"}) in events
     assert [name for name, _ in events][-1] == "gateway_stopped"
+    return events
+
+
+def test_sighup_is_an_orderly_stop(tmp_path):
+    events = run_then_stop(["--port", str(tmp_path / "absent-tty"), "--spool", str(tmp_path / "spool.sqlite")],
+                           b"event=gateway_started", signal.SIGHUP)
+    started = dict(events)["gateway_started"]
+    assert started["inputs"] == "1" and started["metrics"] == "off"
+
+
+def test_a_stop_while_stdin_is_silent(tmp_path):
+    """`run --input -` with a writer that says nothing more: SIGTERM still stops the gateway in order, exit 0."""
+    events = run_then_stop(["--input", "-", "--spool", str(tmp_path / "spool.sqlite")], b"event=status_line",
+                           signal.SIGTERM, stdin=b"#hello\n")
+    assert ("status_line", {"input": "-", "text": "hello"}) in events
 
 
 @pytest.mark.parametrize("args", [[], ["bogus"], ["run", "--bogus"], ["check", "--port"],
