@@ -1,6 +1,5 @@
-// What the ingest does with each decoded frame before it goes to the spool (the Python gateway's ingest.py,
-// Ingest._accept): the bound on sources, the seq verdict (duplicates dropped; gaps, restarts and conflicts counted),
-// the timestamp, and the row to commit.
+// What the ingest does with each decoded frame before it goes to the spool: the bound on sources, the seq verdict
+// (duplicates dropped; gaps, restarts and conflicts counted), the timestamp, and the row to commit.
 //
 // Seqs continue across a gateway restart: each source's last safe seq stored in the spool's source_seqs seeds the
 // tracker (seq-tracker.js resume()), so the first frame after the restart is judged against it; after an unclean
@@ -33,6 +32,23 @@ export class FrameAcceptor {
     for (const [source, [seq]] of storedSeqs) this.seq.resume(source, seq);
     // After an unclean stop: the stored [seq, ts_ms] of the sources whose first gap is still to be reported.
     this.possiblyLost = unclean ? new Map(storedSeqs) : new Map();
+  }
+
+  /** The rows to commit of these reads' frames ({frames, receivedMs} each). */
+  acceptReads(reads) {
+    const accepted = [];
+    const formats = new Map();
+    for (const read of reads) {
+      for (const frame of read.frames) {
+        const row = this.accept(frame, read.receivedMs);
+        if (row !== null) {
+          accepted.push(row);
+          formats.set(frame.format, (formats.get(frame.format) ?? 0) + 1);
+        }
+      }
+    }
+    for (const [format, count] of formats) this.metrics.frames_accepted.inc({ format }, count); // once per group
+    return accepted;
   }
 
   /** A decoded frame received at receivedMs → the row to commit ({source, ts_ms, received_ms, metrics, vals, seq}),

@@ -1,11 +1,12 @@
-// The ingest stage: decoded frames → duplicate check, timestamp → spool, committed in groups (the Python
-// gateway's ingest.py; gateway/contract/spool.md).
+// The ingest stage: decoded frames → duplicate check, timestamp → spool, committed in groups
+// (gateway/contract/spool.md).
 //
 // Readers hand each read's frames over with the credits the read was made under (line-handler.js); a credit goes
 // back once those frames are committed, so what a crash can lose is bounded to a few reads. While the spool has no
 // room (its cap with when_full = pause, or a full disk) the credits of committed reads are held back: the readers
-// pause and the bytes wait in the kernel, not in memory. Frames already read are always committed: past the cap
-// into the spool's headroom, on a full disk into the room the spool's reserve file gives up (spool.js).
+// pause and the bytes wait in the kernel, not in memory (reading-pause.js). Frames already read are always
+// committed: past the cap into the spool's headroom, on a full disk into the room the spool's reserve file gives up
+// (spool/room.js). Each frame is judged and stamped by frame-acceptor.js.
 //
 // Everything runs on the event loop: a step commits what arrived since the last one. Reads that arrive while a
 // commit's fsync blocks the loop are grouped into the next commit, which is the group commit. With fsync = deferred
@@ -19,10 +20,9 @@
 
 import { FrameAcceptor } from './frame-acceptor.js';
 import { RateLimitedLog, event } from './logs.js';
-import { ReadingPause } from './reading-pause.js';
+import { ROOM_CHECK_MS, ReadingPause } from './reading-pause.js';
 
 export const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
-const ROOM_CHECK_MS = 250; // while reading is paused, how often the spool is asked whether there is room again
 const RETRY_MS = 500; // after a commit found no room at all
 const STOP_GRACE_MS = 10_000; // at shutdown, how long a commit that finds no room is retried
 
@@ -39,7 +39,6 @@ export class Ingest {
     this.storedSeqs = storedSeqs.size;
     this.acceptor = new FrameAcceptor(config, metrics, spool.lastReceiptStamps(config.decode.max_sources),
       storedSeqs, spool.uncleanStop);
-    this.stamper = this.acceptor.stamper;
     this.failAfterFrames = failAfterFrames;
     this.acceptedFrames = 0; // handed to the spool: counted only with a failpoint
     this.onDied = onDied ?? ((error) => { throw error; });
@@ -53,9 +52,7 @@ export class Ingest {
     this.room = new ReadingPause(spool, metrics, config.spool.when_full === 'drop_oldest');
     this.pending = [];
     this.pendingCredits = []; // of the reads in pending: back once pending is committed
-    this.withheld = []; // of committed reads, while the spool has no room
     this.stamps = {};
-    this.nextRoomCheck = 0;
     this.timer = null;
     this.immediate = null;
     this.flushTimer = null; // deferred: for the oldest held frame, due at flushAt
@@ -130,7 +127,7 @@ export class Ingest {
       const [frames, credits] = this.collect();
       this.pending = frames;
       this.pendingCredits.push(...credits);
-      this.stamps = this.stamper.takeChanged();
+      this.stamps = this.acceptor.stamper.takeChanged();
     }
     const acked = this.acked;
     this.acked = [];
@@ -156,19 +153,13 @@ export class Ingest {
       this.returnWhenDurable(this.pendingCredits);
       this.pendingCredits = [];
     }
-    if (this.withheld.length && now >= this.nextRoomCheck) {
-      this.nextRoomCheck = now + ROOM_CHECK_MS;
-      if (this.room.hasRoom()) {
-        for (const credits of this.withheld) credits.release();
-        this.withheld = [];
-      }
-    }
+    this.room.releaseIfRoom(now);
     if (this.pending.length || this.queue.length || this.acked.length) {
       this.schedule();
     } else if (stopping && this.syncing === 0) {
       this.commitHeldAndStop(now);
       return;
-    } else if (this.withheld.length) {
+    } else if (this.room.withheld.length) {
       this.schedule(ROOM_CHECK_MS);
     }
     this.armFlush();
@@ -255,8 +246,7 @@ export class Ingest {
     this.syncing += 1;
     this.spool.whenDurable().then(() => {
       this.syncing -= 1;
-      this.withheld.push(...credits);
-      this.nextRoomCheck = 0;
+      this.room.withhold(credits);
       this.schedule();
     }, (error) => { // the disk failed the fsync: reading stays paused for these reads; tried again
       this.syncing -= 1;
@@ -273,30 +263,14 @@ export class Ingest {
     this.resolveStopped();
   }
 
+  /** The reads queued, up to GROUP_MAX frames: [the rows to commit, the reads' credits]. */
   collect() {
-    const accepted = [];
-    const credits = [];
-    const formats = new Map();
-    let frames = 0;
-    while (this.queue.length && frames < GROUP_MAX) {
-      const read = this.queue.shift();
-      credits.push(read.credits);
-      frames += read.frames.length;
-      for (const frame of read.frames) {
-        const row = this.accept(frame, read.receivedMs);
-        if (row !== null) {
-          accepted.push(row);
-          formats.set(frame.format, (formats.get(frame.format) ?? 0) + 1);
-        }
-      }
+    const reads = [];
+    for (let frames = 0; this.queue.length && frames < GROUP_MAX;) {
+      reads.push(this.queue.shift());
+      frames += reads.at(-1).frames.length;
     }
-    for (const [format, count] of formats) this.metrics.frames_accepted.inc({ format }, count); // once per group
-    return [accepted, credits];
-  }
-
-  /** One decoded frame → the row to commit, or null (frame-acceptor.js). */
-  accept(frame, receivedMs) {
-    return this.acceptor.accept(frame, receivedMs);
+    return [this.acceptor.acceptReads(reads), reads.map((read) => read.credits)];
   }
 
   /** final: the stop's commit of what the spool holds in memory (frames, acked and stamps are empty). */

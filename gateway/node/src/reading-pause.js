@@ -1,8 +1,11 @@
-// Whether the inputs may read on (the Python gateway's Ingest._has_room and _pause): reading pauses while the spool
-// has no room (its cap, or a full disk), with a metric and a log line, and resumes once the spool says there is
-// room again. With when_full = drop_oldest a spool at its cap drops its oldest frames instead.
+// Whether the inputs may read on: reading pauses while the spool has no room (its cap with when_full = pause, or a
+// full disk), with a metric and a log line, and resumes once the spool says there is room again. The credits of
+// committed reads are withheld meanwhile, so the readers pause and the bytes wait in the kernel, not in memory.
+// With when_full = drop_oldest a spool at its cap drops its oldest frames instead.
 
 import { RateLimitedLog, event } from './logs.js';
+
+export const ROOM_CHECK_MS = 250; // while reading is paused, how often the spool is asked whether there is room again
 
 export class ReadingPause {
   constructor(spool, metrics, dropOldest) {
@@ -11,6 +14,25 @@ export class ReadingPause {
     this.dropOldest = dropOldest;
     this.log = new RateLimitedLog();
     this.paused = null; // "cap" or "disk" while reading is paused
+    this.withheld = []; // credits of committed reads, back once there is room
+    this.nextCheck = 0;
+  }
+
+  /** Credits of committed reads: they go back at the next room check that finds room (due now). */
+  withhold(credits) {
+    this.withheld.push(...credits);
+    this.nextCheck = 0;
+  }
+
+  /** The withheld credits go back if the room check, due every ROOM_CHECK_MS, finds room. */
+  releaseIfRoom(now) {
+    if (this.withheld.length && now >= this.nextCheck) {
+      this.nextCheck = now + ROOM_CHECK_MS;
+      if (this.hasRoom()) {
+        for (const credits of this.withheld) credits.release();
+        this.withheld = [];
+      }
+    }
   }
 
   /** Whether reading may go on; pauses it (with a metric and a log line) when the spool has no room. */

@@ -112,7 +112,7 @@ async function perSourceCounts(ingest) {
  * frame's source (any other source's counter moving fails). */
 async function accept(ingest, decoded, receivedMs) {
   const before = await perSourceCounts(ingest);
-  const stored = ingest.accept(decoded, receivedMs);
+  const stored = ingest.acceptor.accept(decoded, receivedMs);
   const after = await perSourceCounts(ingest);
   const counts = {};
   for (const [key, value] of Object.entries(after)) {
@@ -135,7 +135,7 @@ describe('time.jsonl', () => {
         for (const [number, step] of c.steps.entries()) {
           if (step.restart) {
             // As the ingest does at each commit: the receipt stamps given go into the spool; then a new gateway.
-            spool.commit([], [], ingest.stamper.takeChanged());
+            spool.commit([], [], ingest.acceptor.stamper.takeChanged());
             ingest = ingestFor(c.params, spool);
             continue;
           }

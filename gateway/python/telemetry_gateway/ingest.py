@@ -4,8 +4,9 @@ One thread owns this stage, so the per-source state (seen seqs, last timestamps)
 read's frames over with the credit the read was made under (inputs.py); the credit goes back once those frames are
 committed, so what a crash can lose is bounded to a few reads. While the spool has no room (its cap with
 when_full = pause, or a full disk) the credits of committed reads are held back: the readers stop reading and the
-bytes wait in the kernel, not in memory. Frames already read are always committed: past the cap into the spool's
-headroom, on a full disk into the room the spool's reserve file gives up (spool.py).
+bytes wait in the kernel, not in memory (reading_pause.py). Frames already read are always committed: past the cap
+into the spool's headroom, on a full disk into the room the spool's reserve file gives up (spool/room.py). Each
+frame is judged and stamped by frame_acceptor.py.
 """
 
 from __future__ import annotations
@@ -15,26 +16,23 @@ import os
 import queue
 import threading
 import time
-from collections import Counter, OrderedDict
 from typing import NamedTuple
 
 from .config import Config
 from .frame import Frame
-from .logs import RateLimitedLog, event
+from .frame_acceptor import FrameAcceptor
+from .logs import event
 from .metrics import Metrics
-from .seq_tracker import NEXT, SeqTracker
-from .spool.safe_seqs import Seqs
+from .reading_pause import ReadingPause
 from .spool import NewFrame, Spool, SpoolFull
-from .timestamps import DAY_MS, Stamper
+from .spool.safe_seqs import Seqs
 
 GROUP_MAX = 5000  # frames per commit at most: bounds one transaction's time and memory
 # After the first frame of a group, wait this long for more. Frames also gather while a commit's fsync runs, so a
-# short wait is enough to group them; at 1,000 frames/s 1 ms gave p50 5-10 ms and p99 36-95 ms from line to
-# written rows, 5 ms gave p50 16-21 ms and p99 83-162 ms.
+# short wait is enough to group them; a longer one only adds to every frame's latency from line to written rows.
 GROUP_LINGER_S = 0.001
-ROOM_CHECK_S = 0.25  # while reading is paused, how often the spool is asked whether there is room again
 # The longest an idle loop sleeps: reads, acknowledgements and a stop wake it at once (WAKE), held frames when due.
-# A Pi's gateway is idle most of the time, and every wake-up of a Python thread costs CPU.
+# A Pi's gateway is idle most of the time, and every wake-up of a thread costs CPU.
 IDLE_S = 1.0
 WAKE = None  # put into the queue to wake the loop: an acknowledgement to commit, or a stop
 RETRY_S = 0.5  # after a commit found no room at all
@@ -70,20 +68,10 @@ class Ingest:
         self._spool = spool
         self._metrics = metrics
         self._on_spooled = on_spooled
-        self._seq = SeqTracker(int(config.decode.duplicate_window_s * 1000))
         # Each source's last safe seq from the earlier run: gaps across the restart are counted (spool.md).
-        self._persisted = spool.last_seqs(config.decode.max_sources)
-        for source, (seq, _ts_ms) in self._persisted.items():
-            self._seq.resume(source, seq)
-        self._unclean = spool.unclean_stop
-        self._stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
-                                last_receipt=spool.last_receipt_stamps(config.decode.max_sources),
-                                max_sources=config.decode.max_sources)
-        # The sources whose state is kept, least recently seen first: at most max_sources (_accept, _new_source).
-        self._max_sources = config.decode.max_sources
-        self._recent: OrderedDict[str, None] = OrderedDict.fromkeys(self._stamper.sources())
-        metrics.sources_tracked.set(len(self._recent))
-        self._drop_oldest = config.spool.when_full == "drop_oldest"
+        self._acceptor = FrameAcceptor(config, metrics, spool.last_receipt_stamps(config.decode.max_sources),
+                                       spool.last_seqs(config.decode.max_sources), spool.unclean_stop)
+        self._room = ReadingPause(spool, metrics, config.spool.when_full == "drop_oldest")
         # Deferred commits only what is due, not each group: waiting for more reads would buy nothing.
         self._linger_s = 0.0 if config.spool.fsync == "deferred" else GROUP_LINGER_S
         self._wake_on_ack = wake_on_ack  # else acknowledgements wait for the next read or due frame
@@ -94,8 +82,6 @@ class Ingest:
         self._resume_deadline: float | None = None  # while new frames wait for acknowledgements (_await_acks)
         self._resume_retry_at = 0.0
         self._stop = threading.Event()
-        self._log = RateLimitedLog()
-        self._paused: str | None = None  # "cap" or "disk" while reading is paused
         self._pending: list[NewFrame] = []  # accepted, not yet handed to the spool
         self._accepted_count = 0
         self._fail_after = failpoint_after_frames()
@@ -133,20 +119,18 @@ class Ingest:
         pending: list[NewFrame] = []
         seqs: Seqs = {}  # newest (seq, ts_ms) per source of pending: stored once all of pending is committed
         credits: list[threading.Semaphore] = []  # of the reads in pending: back once pending is committed
-        withheld: list[threading.Semaphore] = []  # of committed reads, while the spool has no room
         stamps: dict[str, int] = {}
         stop_deadline = None
-        next_room_check = 0.0
         while True:
             self.heartbeat = now = time.monotonic()
             stopping = self._stop.is_set()
             if stopping and stop_deadline is None:
                 stop_deadline = now + STOP_GRACE_S
             if not pending:
-                wait_s = min(IDLE_S, self._spool.next_due_s(now), next_room_check - now if withheld else IDLE_S)
+                wait_s = min(IDLE_S, self._spool.next_due_s(now), self._room.next_check_s(now))
                 pending, seqs, read_credits = self._collect(wait_s=0.0 if stopping else max(0.001, wait_s))
                 credits += read_credits
-                stamps = self._stamper.take_changed()
+                stamps = self._acceptor.stamper.take_changed()
             self._pending = pending
             with self._acked_lock:
                 acked, self._acked = self._acked, []
@@ -176,15 +160,9 @@ class Ingest:
                     self._stop.wait(RETRY_S)
                     continue
             if credits and not pending:
-                withheld += credits
+                self._room.withhold(credits)
                 credits = []
-                next_room_check = 0.0
-            if withheld and now >= next_room_check:
-                next_room_check = now + ROOM_CHECK_S
-                if self._has_room():
-                    for credit in withheld:
-                        credit.release()
-                    withheld = []
+            self._room.release_if_room(now)
             if stopping and not pending and not acked and self.queue.empty():
                 # Deferred: what is still held in memory goes into the file, receipt stamps at their real values.
                 if self._commit([], [], stamps, stopping, final=True):
@@ -237,80 +215,8 @@ class Ingest:
         except queue.Empty:
             pass
         reads = [read for read in reads if read is not WAKE]
-        accepted: list[NewFrame] = []
-        seqs: Seqs = {}
-        formats: Counter[str] = Counter()
-        for frames_of_read, received_ms, _credit in reads:
-            for frame in frames_of_read:
-                new = self._accept(frame, received_ms)
-                if new is not None:
-                    accepted.append(new)
-                    formats[frame.format] += 1
-                    if frame.seq is not None:
-                        seqs[frame.source] = (frame.seq, new.ts_ms)
-        for kind, count in formats.items():  # the counter once per group, not once per frame
-            self._metrics.frames_accepted.labels(kind).inc(count)
+        accepted, seqs = self._acceptor.accept_reads(reads)
         return accepted, seqs, [read.credit for read in reads]
-
-    def _accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
-        try:
-            self._recent.move_to_end(frame.source)  # one C call for a known source
-        except KeyError:
-            self._new_source(frame.source)
-        if frame.seq is not None:
-            # frame[3:] is (t, metrics, vals): a retransmission repeats all three; a conflict differs in one.
-            verdict = self._seq.observe(frame.source, frame.seq, received_ms, hash(frame[3:]))
-            if verdict is not NEXT:  # most frames: no attribute to look at
-                if verdict.duplicate:
-                    self._metrics.duplicates.labels(frame.source).inc()
-                    return None
-                if verdict.conflict:
-                    self._metrics.seq_conflicts.labels(frame.source).inc()
-                    self._log.event(logging.WARNING, "seq_conflict", key=frame.source, source=frame.source,
-                                    seq=frame.seq, action="stored: a recent frame had this seq with other values "
-                                    "(two boards with one name?)")
-                if verdict.missing:
-                    self._metrics.seq_missing.labels(frame.source).inc(verdict.missing)
-                    self._log.event(logging.INFO, "seq_gap", key=frame.source, source=frame.source,
-                                    missing=verdict.missing, seq=frame.seq)
-                    if verdict.resumed and self._unclean:
-                        self._possibly_lost(frame.source, verdict.missing)
-                if verdict.restarted:
-                    self._metrics.board_restarts.labels(frame.source).inc()
-                    self._log.event(logging.INFO, "board_restarted", key=frame.source, source=frame.source)
-        stamp = self._stamper.stamp(frame.source, frame.t, received_ms)
-        if stamp.explicit_t_refused:
-            self._metrics.time_refused.labels(frame.source).inc()
-            self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
-                            t=frame.t, action="stamped with the time of receipt; check the board's clock")
-        return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
-
-    def _possibly_lost(self, source: str, missing: int) -> None:
-        """A source's first gap after an unclean stop: what the crash may have cost it (an upper bound)."""
-        seq, ts_ms = self._persisted.pop(source, (None, None))
-        self._metrics.frames_possibly_lost.labels(source).inc(missing)
-        event(logging.WARNING, "frames_possibly_lost", source=source, missing=missing, after_seq=seq,
-              after_ts=ts_ms, action="frames numbered after the last stored seq, read by the run that crashed and "
-              "not yet in Cassandra, are lost; some of these may have been stored")
-
-    def _new_source(self, source: str) -> None:
-        """A source not among the last max_sources seen. Past the bound the least recently seen one is forgotten
-        everywhere (its seqs, its receipt stamp, its metric labels), so junk with ever new names cannot grow
-        memory."""
-        self._recent[source] = None
-        if len(self._recent) > self._max_sources:
-            old, _ = self._recent.popitem(last=False)
-            self._seq.forget(old)
-            self._stamper.forget(old)
-            for counter in (self._metrics.duplicates, self._metrics.seq_missing, self._metrics.board_restarts,
-                            self._metrics.seq_conflicts, self._metrics.time_refused,
-                            self._metrics.frames_possibly_lost):
-                counter.remove(old)  # a no-op for a label never used
-            self._metrics.sources_evicted.inc()
-            self._log.event(logging.WARNING, "source_evicted", source=old, tracked=len(self._recent),
-                            action="forgot its seqs and metric labels; raise [decode] max_sources if it is real")
-        else:
-            self._metrics.sources_tracked.set(len(self._recent))
 
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
                 stopping: bool, final: bool = False, seqs: Seqs | None = None) -> bool:
@@ -320,7 +226,7 @@ class Ingest:
             kind = "cap" if full.cap_reached else "disk"
             if stopping and full.cap_reached:
                 self._spool.lift_cap()  # frames already read are kept, past the cap, rather than lost at exit
-            self._pause(kind, waiting=len(frames), detail=str(full))
+            self._room.pause(kind, waiting=len(frames), detail=str(full))
             return False
         self._metrics.spool_frames.set(self._spool.depth)
         self._metrics.spool_holding.set(self._spool.holding)
@@ -329,32 +235,3 @@ class Ingest:
         if frames:
             self._on_spooled()
         return True
-
-    def _has_room(self) -> bool:
-        """Whether reading may go on; pauses it (with a metric and a log line) when the spool has no room."""
-        room = self._spool.room()
-        if room is None:
-            if self._paused is not None:
-                event(logging.INFO, "spool_room_again", kind=self._paused, spooled_frames=self._spool.depth,
-                      action="reading resumed")
-                self._paused = None
-                self._metrics.reading_paused.set(0)
-            return True
-        if room == "cap" and self._drop_oldest and self._spool.depth:
-            dropped = self._spool.drop_oldest(max(self._spool.depth // 100, 100))
-            self._metrics.spool_dropped.inc(dropped)
-            self._metrics.spool_full.labels(room).inc()
-            self._log.event(logging.WARNING, "spool_full_dropped_oldest", kind=room, dropped=dropped)
-            return self._spool.room() is None
-        self._pause(room)
-        return False
-
-    def _pause(self, kind: str, **detail: object) -> None:
-        if self._paused == kind:
-            return
-        self._paused = kind
-        self._metrics.spool_full.labels(kind).inc()
-        self._metrics.reading_paused.set(1)
-        self._log.event(logging.ERROR, "spool_full", key=kind, kind=kind, spooled_frames=self._spool.depth,
-                        **detail, action="reading paused until Cassandra drains the spool" if kind == "cap"
-                        else "reading paused; free disk space (the spool still drains)")

@@ -2,7 +2,7 @@
 run against the Python gateway: line assembly, sequence tracking, time stamping, write planning, the deferred
 policy's hold rule and day marks.
 
-Sequence and time cases go through the ingest's per-frame step (Ingest._accept: seq tracking, stamping and the
+Sequence and time cases go through the ingest's per-frame step (FrameAcceptor.accept: seq tracking, stamping and the
 per-source counters exactly as the running gateway does them), on a real spool for the persisted receipt stamps."""
 
 import json
@@ -98,7 +98,7 @@ def accept(ingest, frame, received_ms):
     """The frame through the ingest: what it stored (or None) and the counters it moved, as {name: increment} for
     the frame's source (any other source's counter moving fails)."""
     before = per_source_counts(ingest)
-    stored = ingest._accept(frame, received_ms)
+    stored = ingest._acceptor.accept(frame, received_ms)
     after = per_source_counts(ingest)
     moved = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
     assert all(source == frame.source for _, source in moved), moved
@@ -131,7 +131,7 @@ def test_time(case, spool):
     for number, step in enumerate(case["steps"]):
         if step.get("restart"):
             # As Ingest.run does at each commit: the receipt stamps given go into the spool; then a new gateway.
-            spool.commit([], [], ingest._stamper.take_changed())
+            spool.commit([], [], ingest._acceptor.stamper.take_changed())
             ingest = ingest_for(params, spool)
             continue
         read = step["read"]

@@ -75,12 +75,12 @@ def test_csv_frames_have_no_seq_tracking_and_are_stamped_on_receipt(tmp_path):
         ingest = Ingest(Config(), spool, metrics, lambda: None)
         now = 1_780_000_000_000
         reading = decode_csv_line(b"57,21.50", "room", ("light", "temperature"))
-        assert ingest._accept(Frame.of("v1", "room", 5, None, (("a", 1.0),)), now) is not None
-        stored = [ingest._accept(reading, now), ingest._accept(reading, now), ingest._accept(reading, now + 1)]
+        assert ingest._acceptor.accept(Frame.of("v1", "room", 5, None, (("a", 1.0),)), now) is not None
+        stored = [ingest._acceptor.accept(reading, now), ingest._acceptor.accept(reading, now), ingest._acceptor.accept(reading, now + 1)]
         assert [new.ts_ms for new in stored] == [now + 1, now + 2, now + 3]
         assert all(new.source == "room" and new.received_ms in (now, now + 1) for new in stored)
-        assert ingest._accept(Frame.of("v1", "room", 5, None, (("a", 1.0),)), now + 2) is None  # still a duplicate
-        assert ingest._accept(Frame.of("v1", "room", 6, None, (("a", 2.0),)), now + 3) is not None
+        assert ingest._acceptor.accept(Frame.of("v1", "room", 5, None, (("a", 1.0),)), now + 2) is None  # still a duplicate
+        assert ingest._acceptor.accept(Frame.of("v1", "room", 6, None, (("a", 2.0),)), now + 3) is not None
         for name in ("duplicates", "seq_missing_frames", "board_restarts", "seq_conflicts"):
             expected = 1.0 if name == "duplicates" else None
             assert metrics.registry.get_sample_value(f"telemetry_gateway_{name}_total", {"source": "room"}) == \

@@ -41,9 +41,9 @@ def junk(ingest, i, now):
     for frame in (first, first, Frame.of("v1", source, 9, None, (("a", 1.0),)),
                   Frame.of("v1", source, 0, None, (("a", 2.0),)), Frame.of("v1", source, 0, None, (("a", 3.0),)),
                   Frame.of("v1", source, 0, None, (("a", 4.0),))):
-        ingest._accept(frame, now)
-    ingest._accept(Frame.of("v1", source, 1, None, (("a", 5.0),)), now)
-    ingest._accept(Frame.of("v1", source, 1, None, (("a", 6.0),)), now)  # same seq, other value: a conflict
+        ingest._acceptor.accept(frame, now)
+    ingest._acceptor.accept(Frame.of("v1", source, 1, None, (("a", 5.0),)), now)
+    ingest._acceptor.accept(Frame.of("v1", source, 1, None, (("a", 6.0),)), now)  # same seq, other value: a conflict
 
 
 def samples(metrics, name):
@@ -57,9 +57,9 @@ def test_least_recently_seen_sources_are_forgotten_everywhere(make_ingest):
     for i in range(2_000):
         if i % 50 == 0:  # a real board, seen now and then: never the least recently seen of 100
             live = Frame.of("v1", "G", i // 50, None, (("a", float(i)),))
-            assert ingest._accept(live, NOW + i) is not None
+            assert ingest._acceptor.accept(live, NOW + i) is not None
         junk(ingest, i, NOW + i)
-    assert len(ingest._seq) == 100 and len(ingest._stamper.sources()) <= 100
+    assert len(ingest._acceptor.seq) == 100 and len(ingest._acceptor.stamper.sources()) <= 100
     for name in PER_SOURCE:
         assert 1 <= len(samples(metrics, name)) <= 100, name
     assert f'telemetry_gateway_duplicates_total{{source="j1999"}} 1.0' in samples(metrics, "duplicates_total")
@@ -67,18 +67,18 @@ def test_least_recently_seen_sources_are_forgotten_everywhere(make_ingest):
     assert samples(metrics, "sources_tracked") == ["telemetry_gateway_sources_tracked 100.0"]
     assert samples(metrics, "sources_evicted_total") == [f"telemetry_gateway_sources_evicted_total {2001 - 100}.0"]
     # G kept its state: its last frame again is a duplicate, its next one in order.
-    assert ingest._accept(live, NOW + 2_000) is None
-    assert ingest._accept(Frame.of("v1", "G", live.seq + 1, None, (("a", 1.0),)), NOW + 2_001) is not None
+    assert ingest._acceptor.accept(live, NOW + 2_000) is None
+    assert ingest._acceptor.accept(Frame.of("v1", "G", live.seq + 1, None, (("a", 1.0),)), NOW + 2_001) is not None
 
 
 def test_an_evicted_source_that_returns_starts_afresh_with_increasing_stamps(make_ingest):
     ingest, _ = make_ingest(max_sources=10)
-    burst = [ingest._accept(Frame.of("v1", "G", seq, None, (("a", 1.0),)), NOW).ts_ms for seq in range(20)]
+    burst = [ingest._acceptor.accept(Frame.of("v1", "G", seq, None, (("a", 1.0),)), NOW).ts_ms for seq in range(20)]
     assert burst == list(range(NOW, NOW + 20))  # 20 frames in one ms: stamps ran ahead of the clock
     for i in range(10):
         junk(ingest, i, NOW + 1)
-    assert "G" not in ingest._recent
-    back = ingest._accept(Frame.of("v1", "G", 19, None, (("a", 1.0),)), NOW + 2)  # same seq and content as before
+    assert "G" not in ingest._acceptor.recent
+    back = ingest._acceptor.accept(Frame.of("v1", "G", 19, None, (("a", 1.0),)), NOW + 2)  # same seq and content as before
     assert back is not None  # forgotten: not taken for a duplicate
     assert back.ts_ms > burst[-1]  # and never a stamp it had before
 
@@ -88,11 +88,11 @@ def test_stamps_loaded_from_the_spool_are_bounded_and_evictable(tmp_path):
     try:
         spool.commit([], [], {f"old{i}": NOW + i for i in range(50)})
         ingest = Ingest(Config(decode=DecodeConfig(max_sources=10)), spool, Metrics(), lambda: None)
-        assert ingest._stamper.sources() == [f"old{i}" for i in range(40, 50)]
-        assert list(ingest._recent) == ingest._stamper.sources()
+        assert ingest._acceptor.stamper.sources() == [f"old{i}" for i in range(40, 50)]
+        assert list(ingest._acceptor.recent) == ingest._acceptor.stamper.sources()
         for i in range(10):
             junk(ingest, i, NOW + 100)
-        assert ingest._stamper.sources() == [f"j{i}" for i in range(10)]
+        assert ingest._acceptor.stamper.sources() == [f"j{i}" for i in range(10)]
     finally:
         spool.close()
 
@@ -105,7 +105,7 @@ def test_junk_sources_do_not_grow_memory(make_ingest):
         for i in sources:
             junk(ingest, i, NOW + i)
             if i % 100 == 0:
-                ingest._stamper.take_changed()  # as Ingest.run does for every commit
+                ingest._acceptor.stamper.take_changed()  # as Ingest.run does for every commit
         return tracemalloc.get_traced_memory()[0]
 
     tracemalloc.start()
