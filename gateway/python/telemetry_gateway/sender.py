@@ -45,12 +45,11 @@ CONNECT_ACTIONS = {
     "other": "retrying; frames are kept in the spool",
 }
 
-# `latest` is a view, not a record: written coalesced, a write per source every 2 s (at low rates a chunk holds a
-# frame or two, and a write of it per chunk would double the requests; 2 s rather than 0.5 s saves a Pi's gateway
-# a third of its requests at 6 sources x 1 frame/s, deploy/pi/footprint).
+# `latest` is a view, not a record: written coalesced, a write per source every few seconds. At low rates a chunk
+# holds a frame or two, and a write of it per chunk would multiply the requests a small gateway sends.
 LATEST_FLUSH_S = 2.0
 # The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
-# retries) when due. A Pi's gateway is idle most of the time, and every wake-up of a Python thread costs CPU.
+# retries) when due. A Pi's gateway is idle most of the time, and every wake-up of a thread costs CPU.
 IDLE_S = 1.0
 BUSY_WAIT_S = 0.05  # while the spool may hold more than was taken
 _RECEIVED_MS = attrgetter("received_ms")
