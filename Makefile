@@ -63,13 +63,14 @@ $(NODE_GATEWAY)/node_modules/.installed: $(NODE_GATEWAY)/package.json $(NODE_GAT
 cassandra-jars:
 	@$(CASSANDRA) fetch
 
-# Firmware host and simulator tests first (C++, about two minutes, most of it the radio scenarios' 300 simulated s), the Node gateway's unit and vector tests (seconds), then
+# Firmware host and simulator tests first (C++, its sketch variants built side by side on every core; about a
+# minute and a half), the Node gateway's unit and vector tests (seconds), then
 # every Python suite (gateway, conformance, schema, launcher, firmware-on-a-pty) against the real local Cassandra,
 # then the cluster suites in a session of their own: one 3-node cluster and Spark master for all of them, on
 # 127.0.0.1-3 (the single node, which also answers on 127.0.0.1, is stopped meanwhile).
 # CI=true (or 1): a skipped (or todo) test fails the run, in pytest (conftest.py) and node:test (ci-reporter.js).
 test: setup
-	@$(MAKE) --no-print-directory -C firmware test
+	@$(MAKE) --no-print-directory -j$(shell nproc) -C firmware test
 	@node --test --test-reporter=./$(NODE_GATEWAY)/test-support/ci-reporter.js $(NODE_GATEWAY)/test/
 	@$(PYTHON) -m pytest
 	@$(PYTHON) -m pytest deploy/cluster/tests -m "not slow"
