@@ -8,9 +8,9 @@ import time
 
 from cassandra.cluster import Cluster
 from telemetry_cassandra import cluster_from_env
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 from bench_settings import KEYSPACE, ROOT
-from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 GATEWAY_TABLES = ("readings", "latest", "source_days", "day_changes")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from bench_settings import ROOT, WORK
+from telemetry_conformance.boards import BOARD_SIM
 
-BOARD_SIM = str(ROOT / ".venv" / "bin" / "telemetry-board-sim")
+from bench_settings import WORK
 
 
 def frames_file(frames: int, sources: int) -> Path:

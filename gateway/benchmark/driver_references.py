@@ -11,10 +11,10 @@ from threading import Semaphore
 from typing import NamedTuple
 
 from cassandra.query import BatchStatement, BatchType
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 from bench_keyspace import bench_cluster
 from bench_settings import KEYSPACE, ROOT
-from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 INSERT = "INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)"
 # gateway/contract/config.md: the one annotated example shows every key at its default.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
+
 from bench_settings import ROWS_PER_FRAME
 from driver_references import Ceiling
 from gateway_commands import Gateway
@@ -12,7 +14,6 @@ from gateway_figures import CASSANDRA_CPU, CPU_VS_CEILING, DELIVERY_P50, DELIVER
     REQUEST_P99, Measured
 from gateway_runs import DELIVERY, REQUEST, bench_backlog, bench_file, bench_pty, steady_latency
 from paced_run import bench_paced
-from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds
 
 
 def file_replay(gateway: Gateway, path: Path, frames: int, ceiling: Ceiling) -> Measured:

@@ -9,9 +9,10 @@ import subprocess
 import time
 from typing import Callable
 
+from telemetry_conformance.process_usage import cpu_seconds, peak_rss_kb
+
 from bench_settings import KEYSPACE, WORK
 from gateway_commands import Gateway
-from telemetry_conformance.process_usage import cpu_seconds, peak_rss_kb
 from prometheus_samples import metrics
 
 ROWS_WRITTEN = "telemetry_gateway_rows_written_total"

@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from telemetry_conformance import boards_on_pty
+
 from bench_settings import WORK
 from gateway_commands import Gateway
 from gateway_process import ROWS_WRITTEN, GatewayRun
 from prometheus_samples import quantile
-from telemetry_conformance import boards_on_pty
 
 DELIVERY = "telemetry_gateway_delivery_latency_seconds"
 REQUEST = "telemetry_gateway_write_latency_seconds"

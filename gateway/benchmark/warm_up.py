@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds, jit_cpu_seconds
+
 from bench_keyspace import clean_slate
 from bench_settings import ROWS_PER_FRAME
 from board_input import frames_file
 from gateway_commands import Gateway
 from gateway_runs import bench_file
-from telemetry_conformance.process_usage import cassandra_pid, cpu_seconds, jit_cpu_seconds
 
 WARMUP_ROUNDS_MAX = 12
 JIT_SETTLED = 0.10  # share of Cassandra's CPU spent by its JIT compilers in a round, below which it counts as warm
