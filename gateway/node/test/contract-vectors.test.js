@@ -2,9 +2,9 @@
 // Every file there must be driven here: a new file fails the run until it is (or is listed as pending).
 //
 // Time cases go through the ingest's per-frame step (Ingest.accept: source bound, stamping and the per-source
-// counters exactly as the running gateway does them), on a scratch spool for the persisted receipt stamps, as the
-// Python driver (gateway/python/tests/test_contract_vectors.py) does. Sequence cases go through the seq tracker,
-// and again through the ingest on a scratch spool holding the `persisted` seqs (left unclosed for `unclean`). Hold
+// counters exactly as the running gateway does them), on a scratch spool for the persisted receipt stamps.
+// Sequence cases go through the seq tracker, and again through the ingest on a scratch spool holding the
+// `persisted` seqs (left unclosed for `unclean`). Hold
 // cases drive the deferred spool itself on a scratch file, its clock set to each step's at_ms.
 
 import assert from 'node:assert/strict';
