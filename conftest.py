@@ -70,16 +70,19 @@ def pytest_make_collect_report(collector):
 CONFORMANCE = ROOT / "gateway" / "conformance"
 
 
+def gateways_under_test() -> dict[str, list[str]]:
+    """name → command of each gateway the scenarios run: GATEWAY_COMMAND alone, else CONFORMANCE_GATEWAYS."""
+    if os.environ.get("GATEWAY_COMMAND"):
+        return {"command": shlex.split(os.environ["GATEWAY_COMMAND"])}
+    return {name: GATEWAY_COMMANDS[name] for name in os.environ.get("CONFORMANCE_GATEWAYS", "python,node").split(",")}
+
+
 def pytest_generate_tests(metafunc):
     """Each conformance scenario once per gateway, as test[python] and test[node]; a module that runs several
-    gateways itself says so with EVERY_GATEWAY_INSIDE = True."""
+    gateways itself (gateways_under_test(), side by side) says so with EVERY_GATEWAY_INSIDE = True."""
     if CONFORMANCE not in metafunc.definition.path.parents or getattr(metafunc.module, "EVERY_GATEWAY_INSIDE", False):
         return
-    if os.environ.get("GATEWAY_COMMAND"):
-        names = ["command"]
-    else:
-        names = os.environ.get("CONFORMANCE_GATEWAYS", "python,node").split(",")
-    metafunc.parametrize("gateway_implementation", names, indirect=True)
+    metafunc.parametrize("gateway_implementation", list(gateways_under_test()), indirect=True)
 
 
 @pytest.fixture(autouse=True)

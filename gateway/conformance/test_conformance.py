@@ -9,9 +9,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import connect, launcher
 from telemetry_board_sim import crc16_ccitt_false
-from telemetry_conformance import Board, GatewayUnderTest, Stream, stored_numbers, wait_for
+from telemetry_conformance import Board, GatewayUnderTest, Stream, all_stored, stored_numbers, wait_for
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
@@ -25,13 +24,6 @@ def setup(tmp_path, keyspace, cassandra_node):
     yield board, gateway
     if gateway.process is not None and gateway.process.poll() is None:
         gateway.kill()
-
-
-def all_stored(session, stream, timeout=60) -> list[int]:
-    def stored():
-        numbers = stored_numbers(session, stream.source)
-        return numbers if sorted(numbers) == sorted(stream.sent) else None
-    return wait_for(stored, timeout, f"all {len(stream.sent)} frames of {stream.source} in Cassandra")
 
 
 def ms(dt: datetime) -> int:
@@ -111,44 +103,6 @@ def test_legacy_json_lines_land(db, setup):
     assert gateway.metric("telemetry_gateway_rejects_total", reason="wrong_destination") == 1
     assert gateway.stop() == 0
     assert gateway.spool_depth() == 0  # stopped right after the rows landed: still acknowledged, not left behind
-
-
-@pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
-def test_cassandra_away_for_20_s_mid_stream_loses_nothing(tmp_path, keyspace, cassandra_node, gateways, fsync):
-    board = Board(tmp_path / "ttyUSB0")
-    gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node, fsync=fsync)
-    gateways.append(gateway)
-    gateway.start()
-    stream = Stream("G")
-    n = 0
-
-    def send_for(seconds, rate=40):
-        nonlocal n
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            n += 1
-            board.write(stream.frame(n, temp_in=n / 10))
-            time.sleep(1 / rate)
-
-    send_for(2)
-    launcher("stop")
-    try:
-        send_for(20)
-        wait_for(lambda: gateway.metric("telemetry_gateway_spool_frames") > 0, 10, "frames waiting in the spool")
-    finally:
-        launcher("start")
-    send_for(2)
-
-    cluster = connect(cassandra_node)  # sessions from before the restart are still reconnecting
-    try:
-        session = cluster.connect(keyspace)
-        stored = all_stored(session, stream, timeout=120)
-        assert len(stored) == len(set(stored)) == n  # every frame exactly once
-    finally:
-        cluster.shutdown()
-    errors = sum(v for (name, _), v in gateway.metrics_or_none().items() if name == "telemetry_gateway_write_errors_total")
-    assert errors > 0  # the outage was seen, retried, and survived
-    assert gateway.stop() == 0
 
 
 def test_sigkill_mid_stream_loses_nothing_that_reached_the_spool(db, setup):

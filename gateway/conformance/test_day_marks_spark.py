@@ -10,7 +10,6 @@ real gateway."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import socket
 import threading
@@ -22,7 +21,8 @@ import pytest
 from telemetry_analytics_kit import reference
 from telemetry_analytics_kit.checks import assert_matches, submit_job, summary_rows
 from telemetry_analytics_kit.loader import Reading
-from telemetry_conformance import GATEWAY_COMMANDS, Board, GatewayUnderTest, PacedWriter, Stream, wait_for
+from conftest import gateways_under_test
+from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, wait_for
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
@@ -30,14 +30,6 @@ EVERY_GATEWAY_INSIDE = True  # each test runs the gateways under test side by si
 UTC = timezone.utc
 HOUR_MS = 3_600_000
 SKEW_S = 5  # the small --clock-skew of the outage test
-
-
-def gateways_under_test() -> dict[str, list[str]]:
-    """name → command, as conftest.py picks them for the other scenarios: GATEWAY_COMMAND alone, else
-    CONFORMANCE_GATEWAYS (default python,node)."""
-    if os.environ.get("GATEWAY_COMMAND"):
-        return {"command": shlex.split(os.environ["GATEWAY_COMMAND"])}
-    return {name: GATEWAY_COMMANDS[name] for name in os.environ.get("CONFORMANCE_GATEWAYS", "python,node").split(",")}
 
 
 class SparseBoard:

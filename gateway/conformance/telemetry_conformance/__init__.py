@@ -6,9 +6,9 @@ from .boards import Board, PacedWriter, Stream, TimedWriter, boards_on_pty
 from .commands import DEFAULT_COMMAND, GATEWAY_COMMANDS, ROOT, gateway_command
 from .gateways import GatewayUnderTest, port_entry, toml_value
 from .metrics import scrape_metrics
-from .stored_rows import assert_each_frame_once, stored_frames, stored_numbers, utc_days_around_now
+from .stored_rows import all_stored, assert_each_frame_once, stored_frames, stored_numbers, utc_days_around_now
 from .waits import free_port, wait_for
 
 __all__ = ["Board", "DEFAULT_COMMAND", "GATEWAY_COMMANDS", "GatewayUnderTest", "PacedWriter", "ROOT", "Stream",
-           "TimedWriter", "assert_each_frame_once", "boards_on_pty", "free_port", "gateway_command", "port_entry",
+           "TimedWriter", "all_stored", "assert_each_frame_once", "boards_on_pty", "free_port", "gateway_command", "port_entry",
            "scrape_metrics", "stored_frames", "stored_numbers", "toml_value", "utc_days_around_now", "wait_for"]

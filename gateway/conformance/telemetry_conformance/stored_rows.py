@@ -1,11 +1,12 @@
-"""What landed in Cassandra: the frames and frame numbers stored for a source, and the check that each frame sent is
-stored exactly once."""
+"""What landed in Cassandra: the frames and frame numbers stored for a source, the check that each frame sent is
+stored exactly once, and the wait for every frame of a stream."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
 
 from .boards import TimedWriter
+from .waits import wait_for
 
 
 def assert_each_frame_once(stored: dict[int, list[tuple[int, dict[str, float]]]], sent: set[int],
@@ -51,3 +52,11 @@ def stored_numbers(session, source: str, days=None) -> list[int]:
                                [source, day])
         numbers += [int(r.value) for r in rows]
     return numbers
+
+
+def all_stored(session, stream, timeout: float = 60) -> list[int]:
+    """Waits until the stored frame numbers of stream's source are exactly those it sent; returns them."""
+    def stored():
+        numbers = stored_numbers(session, stream.source)
+        return numbers if sorted(numbers) == sorted(stream.sent) else None
+    return wait_for(stored, timeout, f"all {len(stream.sent)} frames of {stream.source} in Cassandra")

@@ -1,0 +1,67 @@
+"""Gateway conformance: the local Cassandra node stops (drained, gone for 20 s) and comes back while frames keep
+arriving through a pty; every frame is stored exactly once. The gateways under test run side by side, each with a
+board, spool and source of its own, through the same outage: one stop and start of the node serves them all."""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+import pytest
+
+from conftest import connect, gateways_under_test, launcher
+from telemetry_conformance import Board, GatewayUnderTest, Stream, all_stored, wait_for
+from telemetry_conformance.scenario_fixtures import gateways, keyspace  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.cassandra
+EVERY_GATEWAY_INSIDE = True  # conftest: one outage for every gateway under test, not one per gateway
+
+
+@pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
+def test_cassandra_away_for_20_s_mid_stream_loses_nothing(tmp_path, keyspace, cassandra_node, gateways, fsync,
+                                                          monkeypatch):
+    running = {}
+    for name, command in gateways_under_test().items():
+        folder = tmp_path / name
+        folder.mkdir()
+        board = Board(folder / "ttyUSB0")
+        gateway = GatewayUnderTest.configure(folder, [board.link], keyspace, cassandra_node, fsync=fsync)
+        gateways.append(gateway)
+        monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
+        gateway.start()
+        running[name] = (board, gateway, Stream(f"G-{name}"))
+    n = 0
+
+    def send_for(seconds, rate=40):
+        nonlocal n
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            n += 1
+            for board, _, stream in running.values():
+                board.write(stream.frame(n, temp_in=n / 10))
+            time.sleep(1 / rate)
+
+    send_for(2)
+    launcher("stop")
+    try:
+        send_for(20)
+        for name, (_, gateway, _) in running.items():
+            wait_for(lambda: gateway.metric("telemetry_gateway_spool_frames") > 0, 10,
+                     f"frames waiting in the {name} gateway's spool")
+    finally:
+        launcher("start")
+    send_for(2)
+
+    cluster = connect(cassandra_node)  # sessions from before the restart are still reconnecting
+    try:
+        session = cluster.connect(keyspace)
+        for name, (_, _, stream) in running.items():
+            stored = all_stored(session, stream, timeout=120)
+            assert len(stored) == len(set(stored)) == n, name  # every frame exactly once
+    finally:
+        cluster.shutdown()
+    for name, (_, gateway, _) in running.items():
+        errors = sum(v for (metric, _), v in gateway.metrics_or_none().items()
+                     if metric == "telemetry_gateway_write_errors_total")
+        assert errors > 0, f"{name}: the outage was not seen"  # seen, retried, and survived
+        assert gateway.stop() == 0, name
