@@ -52,13 +52,14 @@ class TlsNode:
     @contextmanager
     def owned(self) -> Iterator[TlsNode]:
         """For a module fixture: a node of ours left by an interrupted run (it would have other certificates) is
-        stopped and its data dropped first; the node is stopped at the end."""
+        stopped and its data dropped first; the node is killed at the end (the next start drops its data: nothing
+        to drain)."""
         self.launcher("stop")
         shutil.rmtree(self.state / f"node{self.node}", ignore_errors=True)
         try:
             yield self
         finally:
-            self.stop()
+            self.kill()
 
     def ensure(self, require_client_auth: bool) -> subprocess.CompletedProcess | None:
         """(Re)starts the node unless it runs in that mode already; the launcher's output when it started."""
@@ -76,6 +77,11 @@ class TlsNode:
             self.prepare(self)
             self.prepared = True
         return started
+
+    def kill(self) -> None:
+        killed = self.launcher("kill")
+        self.require_client_auth = None
+        assert killed.returncode == 0, killed.stdout + killed.stderr
 
     def stop(self) -> None:
         stopped = self.launcher("stop")
