@@ -7,7 +7,7 @@ safe", "Every stop keeps what was read", "Seqs across a restart"), each row chec
   gateway's own clock (its receipt stamps) by LOSS_WINDOW_MS, half the hold.
 - Cassandra hung (SIGSTOP), then a SIGKILL: frames are held until due, then committed, so the loss is bounded by
   the hold (fsync_interval_ms, 1 s by default) on the gateway's clock.
-- Seq gaps across a restart are counted, clean or not, and after a SIGKILL also as frames possibly lost. Exact."""
+(Seq gaps across a restart: test_seq_gaps_restart.py.)"""
 
 from __future__ import annotations
 
@@ -75,46 +75,6 @@ def test_cassandra_unreachable_then_sigkill_loses_no_more_than_batch(tmp_path, k
     stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, writer, [kill],
                                                                                LOSS_WINDOW_MS))
     print(f"sent {len(sent)}, stored {len(stored)}, lost {len(sent) - len(stored)} (Cassandra unreachable, SIGKILL)")
-    assert gateway.stop() == 0
-
-
-@pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
-def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_lost(tmp_path, keyspace,
-                                                                                   cassandra_node, db, gateways,
-                                                                                   fsync):
-    board = Board(tmp_path / "ttyUSB0")
-    gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node, fsync=fsync)
-    gateways.append(gateway)
-    stream = Stream("S")
-    writer = TimedWriter(board, stream, rate=0, t_base_ms=int(time.time() * 1000) - HOUR_MS)
-    gateway.start()
-
-    def send(numbers):
-        board.write(b"".join(writer.frame(n) for n in numbers))
-        wait_for(lambda: stored_frames(db, "S", utc_days_around_now()).keys() >= set(numbers), 60,
-                 f"frames up to {max(numbers)} stored", interval=0.3)
-
-    send(range(1, 51))
-    assert gateway.stop() == 0
-    stream._seq += 7  # seven frames the board sent while no gateway read them: lost on the air
-    gateway.start()
-    send(range(51, 101))
-    assert gateway.metric("telemetry_gateway_seq_missing_frames_total", source="S") == 7
-    assert gateway.metric("telemetry_gateway_frames_possibly_lost_total", source="S") == 0  # a clean stop
-
-    # Every frame stored and acknowledged; the spool stores their seqs at once (batch) or within 30 s (deferred:
-    # spool.md, at most every 30 s, the SD card's sake).
-    time.sleep(1.0 if fsync == "batch" else 32.0)
-    gateway.kill()
-    stream._seq += 11
-    gateway.start()
-    send(range(101, 151))
-    assert gateway.metric("telemetry_gateway_seq_missing_frames_total", source="S") == 11
-    assert gateway.metric("telemetry_gateway_frames_possibly_lost_total", source="S") == 11
-    log = gateway.log()
-    assert "event=unclean_stop_detected" in log and "sources=1" in log
-    assert "event=frames_possibly_lost" in log and "missing=11" in log
-    assert_each_frame_once(stored_frames(db, "S", utc_days_around_now()), set(range(1, 151)), writer)
     assert gateway.stop() == 0
 
 
