@@ -116,8 +116,8 @@ function firstBoundAtLeast(bounds, value) {
 }
 
 /**
- * A gateway's metrics: `registry` (its own prom-client Registry) and one attribute per family. Counters and gauges are prom-client's (labels(...).inc(),
- * inc({label: value}, n), set()); the histograms are {@link CountedHistogram}s (observe(), observeMany()).
+ * A gateway's metrics: `registry` (its own prom-client Registry) and one attribute per family. Counters and
+ * gauges are prom-client's (labels(...).inc(), inc({label: value}, n), set()); the histograms are {@link CountedHistogram}s (observe(), observeMany()).
  */
 export function createMetrics() {
   const r = new Registry();

@@ -1,5 +1,5 @@
-// A serial port, read under credits and reopened when the device comes back: an unplugged port's path is watched every 100 ms and reopened the moment it is back; a port that is
-// there but fails to open is retried with backoff.
+// A serial port, read under credits and reopened when the device comes back: an unplugged port's path is watched
+// every 100 ms and reopened the moment it is back; a port that is there but fails to open is retried with backoff.
 //
 // Opening: @serialport/bindings-cpp's open() calls tcflush(TCIOFLUSH) for every standard baud rate (setBaudRate
 // in its serialport_unix.cpp), which throws away what the board sent while no process read the port, e.g. during

@@ -1,5 +1,5 @@
-// The command line (src/cli.js, bin/telemetry-gateway-node): flags, overrides and exit statuses (contract process.md); `check`
-// against a closed port and a TLS endpoint it must not trust (no Cassandra needed); and the Cassandra client
+// The command line (src/cli.js, bin/telemetry-gateway-node): flags, overrides and exit statuses (contract
+// process.md); `check` against a closed port and a TLS endpoint it must not trust (no Cassandra needed); and the Cassandra client
 // that src/cassandra-session.js builds from the config (options only, no connection).
 
 import assert from 'node:assert/strict';
