@@ -2,6 +2,7 @@
 // (vectors/log_fields.jsonl), the rate limiting.
 
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import { RateLimitedLog, event, message, setupLogging } from '../src/logs.js';
@@ -36,6 +37,19 @@ describe('log_fields.jsonl', () => {
       assert.equal(message('e', { k: c.value }), c.expect === null ? 'event=e' : `event=e k=${c.expect}`);
     });
   }
+});
+
+it('every event this gateway logs is in the contract (logs.md\'s table)', () => {
+  const table = new Set([...readFileSync(new URL('../../contract/logs.md', import.meta.url), 'utf8')
+    .matchAll(/^\| `([a-z0-9_]+)` \|/gm)].map((m) => m[1]));
+  const src = new URL('../src/', import.meta.url);
+  const logged = new Set();
+  for (const name of readdirSync(src, { recursive: true }).filter((file) => file.endsWith('.js'))) {
+    const text = readFileSync(new URL(name, src), 'utf8');
+    for (const m of text.matchAll(/\bevent\(\s*[^,]+,\s*'([a-z0-9_]+)'/g)) logged.add(m[1]);
+  }
+  assert.ok(logged.size > 20, [...logged].join());
+  assert.deepEqual([...logged].filter((name) => !table.has(name)), []);
 });
 
 describe('lines', () => {

@@ -3,6 +3,7 @@
 import json
 import logging
 import queue
+import re
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,15 @@ def test_log_field_vectors(case):
     assert field_text(case["value"]) == case["expect"]
     line = message("e", {"k": case["value"]})
     assert line == ("event=e" if case["expect"] is None else f"event=e k={case['expect']}")
+
+
+def test_every_event_this_gateway_logs_is_in_the_contract():
+    """logs.md's table names every event: each `event(...)`/`.event(...)` call's name in the package is there."""
+    table = set(re.findall(r"^\| `([a-z0-9_]+)` \|", (CONTRACT_VECTORS.parent / "logs.md").read_text("utf-8"), re.M))
+    package = Path(logs.__file__).parent
+    calls = re.compile(r'\bevent\(\s*[^,]+,\s*"([a-z0-9_]+)"')
+    logged = {name for path in package.rglob("*.py") for name in calls.findall(path.read_text("utf-8"))}
+    assert len(logged) > 20 and logged <= table, logged - table
 
 
 def test_a_line_has_utc_time_with_milliseconds_and_the_level():
