@@ -16,7 +16,7 @@ import { LatestRows, latestBatches } from './latest-rows.js';
 import { readingsBatch, sourceDayRequest } from './reading-batches.js';
 import { Request, RequestPump } from './request-pump.js';
 import { RetrySchedule } from './retry-schedule.js';
-import { errorKind } from './write-error-kinds.js';
+import { conditionName, conditionOf, firstLine, kindOf } from './write-error-kinds.js';
 import { Chunk, MarkWrite, WriteLedger } from './write-ledger.js';
 import { planWrites } from './write-plan.js';
 
@@ -140,9 +140,10 @@ export class Sender {
       if (client !== null) await client.shutdown().catch(() => {});
       this.metrics.cassandra_up.set(0);
       this.link(false, this.linkState[1]);
-      const kind = errorKind(error);
-      this.log.event('warning', 'cassandra_unreachable', { error: error?.name ?? 'Error', kind,
-        detail: String(error?.message).slice(0, 200), action: CONNECT_ACTIONS[kind] ?? CONNECT_ACTIONS.other });
+      const condition = conditionOf(error);
+      const kind = kindOf(condition);
+      this.log.event('warning', 'cassandra_unreachable', { condition: conditionName(condition), kind,
+        detail: firstLine(error), action: CONNECT_ACTIONS[kind] ?? CONNECT_ACTIONS.other });
       return false;
     }
     this.client = client;
@@ -225,15 +226,16 @@ export class Sender {
           this.gate.marked(request.owner, performance.now());
         }
       } else {
-        const kind = errorKind(error);
+        const condition = conditionOf(error);
+        const kind = kindOf(condition);
         this.link(this.linkState[0], false);
         this.metrics.write_errors.inc({ error: kind });
         if (kind === 'unavailable' || kind === 'timeout' || kind === 'overloaded') {
           this.metrics.cassandra_up.set(error?.name === 'NoHostAvailableError' ? 0 : 1);
         }
         this.retries.retryLater(request, now);
-        this.log.event('warning', 'write_failed', { key: kind, error: kind,
-          detail: `${error?.name ?? 'Error'}: ${String(error?.message).slice(0, 200)}`, attempts: request.attempts,
+        this.log.event('warning', 'write_failed', { key: kind, error: kind, condition: conditionName(condition),
+          detail: firstLine(error), attempts: request.attempts,
           action: 'retrying with backoff' });
       }
     }

@@ -76,6 +76,19 @@ export function conditionOf(error) {
   return 'other';
 }
 
+/** The condition as a log line names it (cassandra-writes.md, Error kinds): 0x1100, connection_refused,
+ * no_host_reachable. */
+export function conditionName(condition) {
+  if (typeof condition === 'number') return `0x${condition.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (typeof condition === 'string') return condition;
+  return 'no_host_reachable';
+}
+
+/** The error's message for a log's detail field: its first line, at most `limit` characters. */
+export function firstLine(error, limit = 200) {
+  return String(error?.message ?? error ?? '').trim().split('\n')[0].slice(0, limit);
+}
+
 /** The kind of what the driver gives. */
 export function errorKind(error) {
   return kindOf(conditionOf(error));

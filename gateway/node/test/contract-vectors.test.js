@@ -28,7 +28,7 @@ import { REMEMBERED_SEQS, SeqTracker, verdictCounts } from '../src/seq-tracker.j
 import { Spool, newFrame } from '../src/spool/index.js';
 import { DAY_MS } from '../src/timestamps.js';
 import { planWrites } from '../src/write-plan.js';
-import { kindOf } from '../src/write-error-kinds.js';
+import { conditionName, kindOf } from '../src/write-error-kinds.js';
 import { contractVectorFiles, contractVectors, latin1 } from '../test-support/vectors.js';
 
 const { LocalDate } = cassandra.types;
@@ -342,7 +342,10 @@ function condition(vector) {
 
 describe('error_kinds.jsonl', () => {
   for (const c of contractVectors('error_kinds.jsonl')) {
-    it(c.name, () => assert.equal(kindOf(condition(c.condition)), c.expect.kind));
+    it(c.name, () => {
+      assert.equal(kindOf(condition(c.condition)), c.expect.kind);
+      assert.equal(conditionName(condition(c.condition)), c.expect.name);
+    });
   }
 });
 

@@ -34,7 +34,7 @@ from .reading_batches import ReadingBatchEncoder
 from .request_pump import Request, RequestPump
 from .retry_schedule import RetrySchedule
 from .spool import Spool
-from .write_error_kinds import error_kind
+from .write_error_kinds import condition_name, condition_of, first_line, kind_of
 from .write_ledger import Chunk, MarkWrite, WriteLedger
 from .write_plan import plan_writes
 
@@ -142,9 +142,10 @@ class Sender:
                 cluster.shutdown()
             self._metrics.cassandra_up.set(0)
             self._link(False)
-            kind = error_kind(error)
-            self._log.event(logging.WARNING, "cassandra_unreachable", error=type(error).__name__, kind=kind,
-                            detail=str(error)[:200], action=CONNECT_ACTIONS.get(kind, CONNECT_ACTIONS["other"]))
+            condition = condition_of(error)
+            kind = kind_of(condition)
+            self._log.event(logging.WARNING, "cassandra_unreachable", condition=condition_name(condition), kind=kind,
+                            detail=first_line(error), action=CONNECT_ACTIONS.get(kind, CONNECT_ACTIONS["other"]))
             return False
         self._cluster, self._session = cluster, session
         self._connect_attempts = 0
@@ -228,14 +229,16 @@ class Sender:
                 elif type(request.owner) is MarkWrite:
                     self._gate.marked(request.owner, time.monotonic())
             else:
-                kind = error_kind(error)
+                condition = condition_of(error)
+                kind = kind_of(condition)
                 self._link(False)
                 self._metrics.write_errors.labels(kind).inc()
                 if kind in ("unavailable", "timeout", "overloaded"):
                     self._metrics.cassandra_up.set(0 if isinstance(error, NoHostAvailable) else 1)
                 self._retries.retry_later(request, now)
                 self._log.event(logging.WARNING, "write_failed", key=kind, error=kind,
-                                detail=f"{type(error).__name__}: {str(error)[:200]}", attempts=request.attempts,
+                                condition=condition_name(condition), detail=first_line(error),
+                                attempts=request.attempts,
                                 action="retrying with backoff")
         self._metrics.requests_in_flight.set(self._pump.in_flight)
 

@@ -100,6 +100,22 @@ def condition_of(error: BaseException) -> Condition:
     return "other"
 
 
+def condition_name(condition: Condition) -> str:
+    """The condition as a log line names it (cassandra-writes.md, Error kinds): 0x1100, connection_refused,
+    no_host_reachable."""
+    if isinstance(condition, NoHostReachable):
+        return "no_host_reachable"
+    if isinstance(condition, int):
+        return f"0x{condition:04X}"
+    return condition
+
+
+def first_line(error: BaseException, limit: int = 200) -> str:
+    """The error's message for a log's detail field: its first line, at most limit characters."""
+    text = str(error).strip()
+    return text.splitlines()[0][:limit] if text else ""
+
+
 def error_kind(error: BaseException) -> str:
     """The kind of what the driver raised."""
     return kind_of(condition_of(error))

@@ -24,7 +24,7 @@ from telemetry_gateway.seq_tracker import REMEMBERED_SEQS
 from telemetry_gateway.reading_values import pack_values
 from telemetry_gateway.spool import NewFrame, SpooledFrame, Spool
 from telemetry_gateway.timestamps import DAY_MS
-from telemetry_gateway.write_error_kinds import NoHostReachable, kind_of
+from telemetry_gateway.write_error_kinds import NoHostReachable, condition_name, kind_of
 from telemetry_gateway.write_plan import plan_writes
 
 VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
@@ -273,6 +273,7 @@ def condition(vector):
 @cases("error_kinds.jsonl")
 def test_error_kinds(case):
     assert kind_of(condition(case["condition"])) == case["expect"]["kind"]
+    assert condition_name(condition(case["condition"])) == case["expect"]["name"]
 
 
 def test_every_vector_file_is_driven():
