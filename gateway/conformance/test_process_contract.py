@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from telemetry_conformance import ROOT, gateway_command
+from telemetry_conformance import ROOT, gateway_command, running, stop
 
 LOGS_MD = ROOT / "gateway" / "contract" / "logs.md"
 # logs.md, "A line" and "Values": a plain value, or a quoted one (a JSON string of printable ASCII).
@@ -159,17 +159,10 @@ def test_a_host_name_that_does_not_resolve_is_a_problem_not_a_crash(tmp_path):
     assert check.returncode == 1, check.stdout + check.stderr
     assert "problem: cannot reach Cassandra at no-such-host.invalid:9042" in check.stderr
     assert "Traceback" not in check.stderr and "    at " not in check.stderr
-    process = subprocess.Popen([*gateway_command(), "run", "--port", str(tmp_path / "absent-tty"),
-                                "--spool", str(tmp_path / "spool.sqlite")], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
+    with running([*gateway_command(), "run", "--port", str(tmp_path / "absent-tty"),
+                  "--spool", str(tmp_path / "spool.sqlite")], env=env) as process:
         time.sleep(3)
         assert process.poll() is None, "the gateway exited instead of retrying"
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-    log = process.stdout.read().decode()
+        log = stop(process)
     assert "event=cassandra_unreachable" in log and "Traceback" not in log and "stage_died" not in log, log
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # The kit is installed editable from a checkout: the gateways it starts are that checkout's.
@@ -19,3 +23,22 @@ DEFAULT_COMMAND = GATEWAY_COMMANDS["python"][0]
 
 def gateway_command() -> list[str]:
     return shlex.split(os.environ.get("GATEWAY_COMMAND", DEFAULT_COMMAND))
+
+
+@contextmanager
+def running(command: list[str], **popen_args) -> Iterator[subprocess.Popen]:
+    """A process with stdout piped (stderr joined to it), killed on the way out if it is still running."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen_args)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def stop(process: subprocess.Popen, signal_number: int = signal.SIGTERM, timeout: float = 30) -> str:
+    """Signals a process from running(), asserts it exits 0 in time, and returns all it wrote."""
+    process.send_signal(signal_number)
+    assert process.wait(timeout=timeout) == 0, process.stdout.read().decode(errors="replace")[-4000:]
+    return process.stdout.read().decode()

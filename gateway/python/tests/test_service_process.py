@@ -3,7 +3,6 @@
 deploy/pi/tests). No Cassandra needed: it is unreachable here, which the gateway must survive."""
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import time
 
 import pytest
 
-from telemetry_conformance import scrape_metrics
+from telemetry_conformance import running, scrape_metrics, stop
 
 GATEWAY = [sys.executable, "-m", "telemetry_gateway"]
 
@@ -36,9 +35,8 @@ def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
         port = s.getsockname()[1]
     env = dict(os.environ, TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_SPOOL_MAX_MB="0.1",
                TELEMETRY_SPOOL_WHEN_FULL=policy, TELEMETRY_METRICS_LISTEN=f"127.0.0.1:{port}")
-    process = subprocess.Popen([*GATEWAY, "run", "--input", str(frames), "--spool", str(tmp_path / "s.sqlite")],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
+    with running([*GATEWAY, "run", "--input", str(frames), "--spool", str(tmp_path / "s.sqlite")],
+                 env=env) as process:
         full = ("telemetry_gateway_spool_full_total", (("kind", "cap"),))
         dropped = ("telemetry_gateway_spool_dropped_frames_total", ())
         lines_read = ("telemetry_gateway_lines_read_total", (("input", str(frames)),))
@@ -58,12 +56,7 @@ def test_a_full_spool_is_reported_and_survived(tmp_path, policy):
                 assert now.get(full, 0) >= 1
                 break
             before = now
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-    log = process.stdout.read().decode()
+        log = stop(process)
     assert "event=spool_full" in log and "Traceback" not in log
 
 
