@@ -4,31 +4,23 @@ board, spool and source of its own, through the same outage: one stop and start 
 
 from __future__ import annotations
 
-import shlex
 import time
 
 import pytest
 
-from conftest import connect, gateways_under_test, launcher
-from telemetry_conformance import Board, GatewayUnderTest, Stream, all_stored, wait_for
-from telemetry_conformance.scenario_fixtures import gateways, keyspace  # noqa: F401 (fixtures)
+from conftest import connect, launcher
+from telemetry_conformance import Stream, all_stored, wait_for
+from telemetry_conformance.scenario_fixtures import gateways, keyspace, side_by_side  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # conftest: one outage for every gateway under test, not one per gateway
 
 
 @pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
-def test_cassandra_away_for_20_s_mid_stream_loses_nothing(tmp_path, keyspace, cassandra_node, gateways, fsync,
-                                                          monkeypatch):
+def test_cassandra_away_for_20_s_mid_stream_loses_nothing(keyspace, cassandra_node, side_by_side, fsync):
     running = {}
-    for name, command in gateways_under_test().items():
-        folder = tmp_path / name
-        folder.mkdir()
-        board = Board(folder / "ttyUSB0")
-        gateway = GatewayUnderTest.configure(folder, [board.link], keyspace, cassandra_node, fsync=fsync)
-        gateways.append(gateway)
-        monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
-        gateway.start()
+    for name, (board, gateway, start) in side_by_side(fsync=fsync).items():
+        start()
         running[name] = (board, gateway, Stream(f"G-{name}"))
     n = 0
 

@@ -5,15 +5,13 @@ under deferred)."""
 
 from __future__ import annotations
 
-import shlex
 import time
 
 import pytest
 
-from conftest import gateways_under_test
-from telemetry_conformance import Board, GatewayUnderTest, Stream, TimedWriter, assert_each_frame_once, \
-    stored_frames, utc_days_around_now, wait_for
-from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance import Stream, TimedWriter, assert_each_frame_once, stored_frames, utc_days_around_now, \
+    wait_for
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace, side_by_side  # noqa: F401 (fixtures)
 from test_faults import HOUR_MS
 
 pytestmark = pytest.mark.cassandra
@@ -21,24 +19,16 @@ EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, 
 
 
 @pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
-def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_lost(tmp_path, keyspace,
-                                                                                   cassandra_node, db, gateways,
-                                                                                   fsync, monkeypatch):
+def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_lost(db, side_by_side, fsync):
     rigs = {}
-    for name, command in gateways_under_test().items():
-        folder = tmp_path / name
-        folder.mkdir()
-        board = Board(folder / "ttyUSB0")
-        gateway = GatewayUnderTest.configure(folder, [board.link], keyspace, cassandra_node, fsync=fsync)
-        gateways.append(gateway)
+    for name, (board, gateway, start) in side_by_side(fsync=fsync).items():
         stream = Stream(f"S-{name}")
         writer = TimedWriter(board, stream, rate=0, t_base_ms=int(time.time() * 1000) - HOUR_MS)
-        rigs[name] = (gateway, board, stream, writer, command)
+        rigs[name] = (gateway, board, stream, writer, start)
 
     def start_all():
-        for gateway, _, _, _, command in rigs.values():
-            monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
-            gateway.start()
+        for _, _, _, _, start in rigs.values():
+            start()
 
     def send(numbers):
         for _, board, _, writer, _ in rigs.values():

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Callable
+
 import pytest
 
-from conftest import connect, migrate
+from conftest import connect, gateways_under_test, migrate
+from .boards import Board
 from .gateways import GatewayUnderTest
 
 
@@ -31,3 +35,25 @@ def gateways():
     for gateway in started:
         if gateway.process is not None and gateway.process.poll() is None:
             gateway.kill()
+
+
+@pytest.fixture
+def side_by_side(tmp_path, keyspace, cassandra_node, gateways, monkeypatch):
+    """For a module with EVERY_GATEWAY_INSIDE: every gateway under test (conftest.gateways_under_test()) configured
+    in a folder of its own with a board of its own, on the test's keyspace. configure(**options) → {name: (board,
+    gateway, start)}, options as GatewayUnderTest.configure's; start() starts that gateway (again)."""
+    def configure(**options) -> dict[str, tuple[Board, GatewayUnderTest, Callable[[], None]]]:
+        rigs = {}
+        for name, command in gateways_under_test().items():
+            folder = tmp_path / name
+            folder.mkdir()
+            board = Board(folder / "ttyUSB0")
+            gateway = GatewayUnderTest.configure(folder, [board.link], keyspace, cassandra_node, **options)
+            gateways.append(gateway)
+
+            def start(gateway=gateway, command=command) -> None:
+                monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
+                gateway.start()
+            rigs[name] = (board, gateway, start)
+        return rigs
+    return configure
