@@ -51,13 +51,12 @@ $(VENV)/.installed: $(LOCK_FILES) $(addsuffix /pyproject.toml,$(PY_PACKAGES))
 node-env: $(NODE_GATEWAY)/node_modules/.installed
 
 # The Node gateway's packages, exactly as package-lock.json says (npm ci), engine-strict (.npmrc). better-sqlite3
-# builds from source against Node's headers in /usr/include/node (npm_config_nodedir=/usr), on every core (JOBS=max:
-# node-gyp's make -j; its two big files, SQLite and the binding, then compile side by side).
+# builds from source against Node's headers in /usr/include/node (npm_config_nodedir=/usr).
 $(NODE_GATEWAY)/node_modules/.installed: $(NODE_GATEWAY)/package.json $(NODE_GATEWAY)/package-lock.json | system-packages
 	@major=$$(node -p 'process.versions.node.split(".")[0]'); (( major >= 20 )) || { \
 		echo "The Node gateway needs Node >= 20; this node is $$(node --version) (Debian 12's nodejs is 18:" \
 		"install nodejs 20 from NodeSource, npm included)" >&2; exit 1; }
-	@cd $(NODE_GATEWAY) && npm_config_nodedir=/usr JOBS=max npm ci --no-audit --no-fund --loglevel=error
+	@cd $(NODE_GATEWAY) && npm_config_nodedir=/usr npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 	@echo "Node packages ready in $(NODE_GATEWAY)/node_modules"
 
