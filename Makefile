@@ -63,8 +63,8 @@ $(NODE_GATEWAY)/node_modules/.installed: $(NODE_GATEWAY)/package.json $(NODE_GAT
 cassandra-jars:
 	@$(CASSANDRA) fetch
 
-# Firmware host and simulator tests first (C++, its sketch variants built side by side on every core; about a
-# minute and a half), the Node gateway's unit and vector tests (seconds), then
+# Firmware host and simulator tests first (C++, its sketch variants built side by side on every core), the Node
+# gateway's unit and vector tests (seconds), then
 # every Python suite (gateway, conformance, schema, launcher, firmware-on-a-pty) against the real local Cassandra,
 # then the cluster suites in a session of their own: one 3-node cluster and Spark master for all of them, on
 # 127.0.0.1-3 (the single node, which also answers on 127.0.0.1, is stopped meanwhile).
