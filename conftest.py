@@ -16,17 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-from cassandra.policies import ConstantReconnectionPolicy, DCAwareRoundRobinPolicy
-from telemetry_cassandra import cluster_from_env
 
 from telemetry_conformance import GATEWAY_COMMANDS
+from telemetry_conformance.commands import gateways_under_test
+from telemetry_conformance.local_node import HOST, MIGRATE, NODE, connect, migrate  # re-exported for the suites
 
 ROOT = Path(__file__).resolve().parent
 LAUNCHER = ROOT / "deploy" / "local" / "cassandra"
-MIGRATE = ROOT / "schema" / "migrate"
-NODE = os.environ.get("TELEMETRY_TEST_NODE", "1")
-HOST = f"127.0.0.{NODE}"
 
 
 # No silent skips in CI: with CI=true (or 1) a skip (a skipif mark, pytest.skip() in a fixture or a test) fails the
@@ -65,16 +61,9 @@ def pytest_make_collect_report(collector):
     return report
 
 
-# The conformance scenarios run once per gateway of harness.GATEWAY_COMMANDS. GATEWAY_COMMAND runs them against that
+# The conformance scenarios run once per gateway of the kit's GATEWAY_COMMANDS (gateways_under_test()). GATEWAY_COMMAND runs them against that
 # one command instead; CONFORMANCE_GATEWAYS=python (or node) against one of these.
 CONFORMANCE = ROOT / "gateway" / "conformance"
-
-
-def gateways_under_test() -> dict[str, list[str]]:
-    """name → command of each gateway the scenarios run: GATEWAY_COMMAND alone, else CONFORMANCE_GATEWAYS."""
-    if os.environ.get("GATEWAY_COMMAND"):
-        return {"command": shlex.split(os.environ["GATEWAY_COMMAND"])}
-    return {name: GATEWAY_COMMANDS[name] for name in os.environ.get("CONFORMANCE_GATEWAYS", "python,node").split(",")}
 
 
 def pytest_generate_tests(metafunc):
@@ -114,17 +103,6 @@ def cassandra_node():
         launcher("stop", check=False)
 
 
-def connect(host: str, consistency: int | None = None) -> Cluster:
-    """A Cluster for host (or several, comma-separated), or for TELEMETRY_CASSANDRA_HOSTS when set (with its
-    credentials and TLS variables); its statements at `consistency` (a ConsistencyLevel) when given."""
-    levels = {} if consistency is None else {"consistency_level": consistency}
-    profile = ExecutionProfile(load_balancing_policy=DCAwareRoundRobinPolicy("datacenter1"), request_timeout=30,
-                               **levels)
-    # Tests restart the node: reconnect every half second rather than backing off for minutes.
-    return cluster_from_env(default_hosts=host, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                            reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
-
-
 @pytest.fixture(scope="module")
 def cql(cassandra_node):
     """A driver session for one test module (modules that restart the node open their own)."""
@@ -140,11 +118,6 @@ def fresh_keyspace(cql):
     name = f"test_{uuid.uuid4().hex[:12]}"
     yield name
     cql.execute(f"DROP KEYSPACE IF EXISTS {name}", timeout=60)
-
-
-def migrate(*args: str) -> subprocess.CompletedProcess:
-    hosts = os.environ.get("TELEMETRY_CASSANDRA_HOSTS") or HOST  # where connect() goes too
-    return subprocess.run([str(MIGRATE), "--hosts", hosts, *args], capture_output=True, text=True, timeout=300)
 
 
 # A node with authentication on (CASSANDRA_AUTH=1): a one-node cluster of its own on 127.0.0.2 (TELEMETRY_AUTH_TEST_NODE

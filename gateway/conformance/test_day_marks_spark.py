@@ -21,8 +21,7 @@ import pytest
 from telemetry_analytics_kit import reference
 from telemetry_analytics_kit.checks import assert_matches, submit_job, summary_rows
 from telemetry_analytics_kit.loader import Reading
-from conftest import gateways_under_test
-from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, wait_for
+from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, gateways_under_test, wait_for
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra

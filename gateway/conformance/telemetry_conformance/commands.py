@@ -25,6 +25,13 @@ def gateway_command() -> list[str]:
     return shlex.split(os.environ.get("GATEWAY_COMMAND", DEFAULT_COMMAND))
 
 
+def gateways_under_test() -> dict[str, list[str]]:
+    """name → command of each gateway the scenarios run: GATEWAY_COMMAND alone, else CONFORMANCE_GATEWAYS."""
+    if os.environ.get("GATEWAY_COMMAND"):
+        return {"command": shlex.split(os.environ["GATEWAY_COMMAND"])}
+    return {name: GATEWAY_COMMANDS[name] for name in os.environ.get("CONFORMANCE_GATEWAYS", "python,node").split(",")}
+
+
 @contextmanager
 def running(command: list[str], **popen_args) -> Iterator[subprocess.Popen]:
     """A process with stdout piped (stderr joined to it), killed on the way out if it is still running."""

@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from conftest import connect, gateways_under_test, migrate
 from .boards import Board
+from .commands import gateways_under_test
 from .gateways import GatewayUnderTest
+from .local_node import connect, migrate
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def gateways():
 
 @pytest.fixture
 def side_by_side(tmp_path, keyspace, cassandra_node, gateways, monkeypatch):
-    """For a module with EVERY_GATEWAY_INSIDE: every gateway under test (conftest.gateways_under_test()) configured
+    """For a module with EVERY_GATEWAY_INSIDE: every gateway under test (gateways_under_test()) configured
     in a folder of its own with a board of its own, on the test's keyspace. configure(**options) → {name: (board,
     gateway, start)}, options as GatewayUnderTest.configure's; start() starts that gateway (again)."""
     def configure(**options) -> dict[str, tuple[Board, GatewayUnderTest, Callable[[], None]]]:
