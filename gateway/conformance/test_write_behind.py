@@ -1,7 +1,7 @@
 """The deferred spool policy (the default: gateway/contract/spool.md, "`deferred` in detail") against the real
 Cassandra: frames Cassandra acknowledges in time never reach the spool file; frames it does not are committed once
 due, survive a SIGKILL and are sent exactly once after the restart. (A SIGKILL with Cassandra up, where deferred
-may lose the last fsync_interval_ms of unacknowledged frames, is test_faults.py's SIGKILL test.)"""
+may lose the last fsync_interval_ms of unacknowledged frames, is test_gateway_sigkill.py.)"""
 
 from __future__ import annotations
 
