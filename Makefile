@@ -15,15 +15,26 @@ DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd openssl $(shell python3
 	$(shell command -v node >/dev/null || echo nodejs) $(shell command -v npm >/dev/null || echo npm)
 NODE_GATEWAY := gateway/node
 
-.PHONY: help setup system-packages python-env node-env cassandra-jars test test-slow demo clean distclean
+.PHONY: help setup setup-parts system-packages python-env node-env cassandra-jars firmware-setup analytics-setup \
+	test test-slow demo clean distclean
 
 help:
 	@echo "make demo    set up, start the local Cassandra, apply the schema, run the pipeline"
 	@echo "make test    set up and run every suite (starts and stops the local Cassandra itself)"
 	@echo "make setup   only the set-up: Debian packages, Python venv, Node packages, Cassandra jars, firmware toolchain"
 
-setup: system-packages python-env node-env cassandra-jars
+# The Debian packages first (one apt at a time), then the parts side by side: compiling better-sqlite3 keeps one core
+# busy for about a minute while the venv, Maven and Ivy mostly read their caches. Each part's output is shown whole.
+setup: system-packages
+	@$(MAKE) --no-print-directory -j3 --output-sync=target setup-parts
+
+setup-parts: python-env node-env cassandra-jars firmware-setup analytics-setup
+
+firmware-setup:
 	@$(MAKE) --no-print-directory -C firmware setup
+
+# The connector's resolution runs the venv's pyspark: after python-env, never beside it.
+analytics-setup: python-env
 	@$(MAKE) --no-print-directory -C analytics setup
 
 system-packages:
