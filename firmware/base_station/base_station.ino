@@ -1,5 +1,5 @@
-// Base station: receives radio payloads from up to 6 sensor nodes and prints one v1 frame per payload on USB
-// serial, plus "#" status lines. Nothing here waits on the radio, so a missing or silent radio cannot hang it.
+// Base station: receives radio payloads from up to 6 sensor nodes and prints one line per payload on USB serial
+// (a v1 frame for a v1 payload, a T2 line carrying a signed v2 payload verbatim), plus "#" status lines. Nothing here waits on the radio, so a missing or silent radio cannot hang it.
 #include "station_config.h"  // first: its settings win over library defaults
 #include <SPI.h>
 #include <RF24.h>
@@ -39,14 +39,27 @@ void reject(const __FlashStringHelper* why, uint8_t pipe, uint8_t detail) {
   Serial.println(detail);
 }
 
-void report_send_failures(const RadioPayload& payload) {
-  uint8_t& last = node_failures[payload.node_id - 1];
-  if (payload.send_failures == last) return;
-  last = payload.send_failures;
+void report_send_failures(uint8_t node_id, uint8_t send_failures) {
+  uint8_t& last = node_failures[node_id - 1];
+  if (send_failures == last) return;
+  last = send_failures;
   Serial.print(F("# node"));
-  Serial.print(payload.node_id);
+  Serial.print(node_id);
   Serial.print(F(" send_failures="));
-  Serial.println(payload.send_failures);
+  Serial.println(send_failures);
+}
+
+// A signed payload goes out byte for byte: the gateway checks its tag over exactly these bytes.
+void forward_signed(const uint8_t* bytes, uint8_t length, uint8_t pipe) {
+  PayloadError error = signed_payload_check(bytes, length);
+  if (error != kPayloadOk) return reject(F("payload"), pipe, error);
+  uint8_t node_id = bytes[kSignedNodeOffset];
+  if (!valid_radio_node(node_id) || node_id != pipe + 1) return reject(F("node_pipe"), pipe, node_id);
+  report_send_failures(node_id, bytes[kSignedFailuresOffset]);
+  char line[kSignedLineBufferSize];
+  size_t n = signed_payload_to_line(bytes, length, line, sizeof line);
+  Serial.write(line, n);
+  ++frames;
 }
 
 void handle_payload(uint8_t pipe) {
@@ -55,13 +68,14 @@ void handle_payload(uint8_t pipe) {
   if (length == 0) return reject(F("payload_size"), pipe, 0);
   radio.read(bytes, length);
   ++received;
+  if (bytes[0] == kSignedVersion) return forward_signed(bytes, length, pipe);
   RadioPayload payload;
   PayloadError error = payload_decode(bytes, length, payload);
   if (error != kPayloadOk) return reject(F("payload"), pipe, error);
   if (!valid_radio_node(payload.node_id) || payload.node_id != pipe + 1) {
     return reject(F("node_pipe"), pipe, payload.node_id);  // also keeps node_failures[] in bounds
   }
-  report_send_failures(payload);
+  report_send_failures(payload.node_id, payload.send_failures);
   char line[kFrameBufferSize];
   uint8_t unknown = 0;
   size_t n = payload_to_frame(payload, line, sizeof line, &unknown);
@@ -85,7 +99,7 @@ void print_stats() {
 
 void setup() {
   Serial.begin(115200);
-  Serial.print(F("# boot base_station protocol=T1 payload=v1 channel="));
+  Serial.print(F("# boot base_station protocol=T1,T2 payload=v1,v2 channel="));
   Serial.print(RF_CHANNEL);
   Serial.print(F(" nodes=1-"));
   Serial.println(kMaxRadioNodes);

@@ -9,3 +9,4 @@
 #include "telemetry/radio_link.h"
 #include "telemetry/radio_payload.h"
 #include "telemetry/sensor_math.h"
+#include "telemetry/signed_line.h"

@@ -5,13 +5,19 @@
 
 namespace telemetry {
 
+uint8_t node_source(uint8_t id, char out[kNodeSourceSize]) {
+  uint8_t pos = 0;
+  for (const char* s = "node"; *s; ++s) out[pos++] = *s;
+  if (id >= 100) out[pos++] = static_cast<char>('0' + id / 100);
+  if (id >= 10) out[pos++] = static_cast<char>('0' + id / 10 % 10);
+  out[pos++] = static_cast<char>('0' + id % 10);
+  out[pos] = '\0';
+  return pos;
+}
+
 size_t payload_to_frame(const RadioPayload& payload, char* out, size_t capacity, uint8_t* unknown_ids) {
-  char source[8] = "node";  // "node" + up to 3 digits
-  uint8_t id = payload.node_id, pos = 4;
-  if (id >= 100) source[pos++] = static_cast<char>('0' + id / 100);
-  if (id >= 10) source[pos++] = static_cast<char>('0' + id / 10 % 10);
-  source[pos++] = static_cast<char>('0' + id % 10);
-  source[pos] = '\0';
+  char source[kNodeSourceSize];
+  node_source(payload.node_id, source);
 
   Metric metrics[kPayloadMaxMetrics + 1];
   uint8_t count = 0, unknown = 0;

@@ -118,7 +118,7 @@ TEST(BaseStationSim, WithoutRadioPrintsStatusAndKeepsRunning) {
   EXPECT_NE(run.summary.find("simulated_ms=25000"), std::string::npos);
   EXPECT_NE(run.summary.find("state=time"), std::string::npos);  // neither crashed nor stuck in sleep
   ASSERT_GE(run.lines.size(), 2u);
-  EXPECT_EQ(run.lines[0].text, "# boot base_station protocol=T1 payload=v1 channel=76 nodes=1-6");
+  EXPECT_EQ(run.lines[0].text, "# boot base_station protocol=T1,T2 payload=v1,v2 channel=76 nodes=1-6");
   EXPECT_EQ(run.lines[1].text, "# radio missing");
   EXPECT_LT(run.lines[1].ms, 1000);
   std::vector<Line> stats = lines_starting(run, "# stats ");

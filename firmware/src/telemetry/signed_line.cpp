@@ -1,0 +1,54 @@
+#include "signed_line.h"
+
+#include "crc16_ccitt.h"
+#include "payload_to_frame.h"
+
+namespace telemetry {
+namespace {
+
+const char kHex[] = "0123456789ABCDEF";
+
+char* put_hex(char* p, uint8_t byte) {
+  *p++ = kHex[byte >> 4];
+  *p++ = kHex[byte & 0xF];
+  return p;
+}
+
+}  // namespace
+
+PayloadError signed_payload_check(const uint8_t* data, uint8_t length) {
+  if (length < kSignedHeaderSize + kSignedTagSize) return kPayloadTooShort;
+  if (data[0] != kSignedVersion) return kPayloadBadVersion;
+  uint8_t metric_bytes = static_cast<uint8_t>(length - kSignedHeaderSize - kSignedTagSize);
+  if (metric_bytes % kPayloadMetricSize != 0 || metric_bytes / kPayloadMetricSize > kSignedMaxMetrics) {
+    return kPayloadBadLength;
+  }
+  uint8_t node = data[kSignedNodeOffset];
+  if (node == 0 || node == 255) return kPayloadBadNode;
+  return kPayloadOk;
+}
+
+size_t signed_payload_to_line(const uint8_t* data, uint8_t length, char* out, size_t capacity) {
+  char source[kNodeSourceSize];
+  uint8_t source_length = node_source(data[kSignedNodeOffset], source);
+  // "$T2," source "," hex "*" CRC "\n" NUL
+  size_t needed = 4 + source_length + 1 + 2 * static_cast<size_t>(length) + 1 + 4 + 1 + 1;
+  if (signed_payload_check(data, length) != kPayloadOk || needed > capacity) {
+    if (capacity) out[0] = '\0';
+    return 0;
+  }
+  char* p = out;
+  for (const char* s = "$T2,"; *s; ++s) *p++ = *s;
+  for (uint8_t i = 0; i < source_length; ++i) *p++ = source[i];
+  *p++ = ',';
+  for (uint8_t i = 0; i < length; ++i) p = put_hex(p, data[i]);
+  uint16_t crc = crc16_ccitt(out + 1, static_cast<size_t>(p - out - 1));
+  *p++ = '*';
+  p = put_hex(p, static_cast<uint8_t>(crc >> 8));
+  p = put_hex(p, static_cast<uint8_t>(crc & 0xFF));
+  *p++ = '\n';
+  *p = '\0';
+  return static_cast<size_t>(p - out);
+}
+
+}  // namespace telemetry
