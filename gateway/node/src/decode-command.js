@@ -68,8 +68,10 @@ export function decodedJson(decoded) {
     case 'frame': {
       const { format, source, seq, t } = decoded;
       const values = decoded.values.map(([metric, value]) => `[${quoted(metric)},${numberText(value)}]`);
+      const signature = decoded.counter === undefined ? ''
+        : `,"counter":${decoded.counter},"signed":"${decoded.signed}","tag":"${decoded.tag}"`;
       return `{"kind":"frame","format":${quoted(format)},"source":${quoted(source)},`
-        + `"seq":${jsonInteger(seq)},"t":${jsonInteger(t)},"values":[${values.join(',')}]}`;
+        + `"seq":${jsonInteger(seq)},"t":${jsonInteger(t)},"values":[${values.join(',')}]${signature}}`;
     }
     case 'status':
       return `{"kind":"status","text":${quoted(decoded.text)}}`;

@@ -6,6 +6,11 @@ export function frame(format, source, seq, t, values) {
   return { kind: 'frame', format, source, seq, t, values };
 }
 
+/** A T2 line's frame: counter, and the signed bytes and tag as uppercase hex, until the verifier accepts it. */
+export function signedFrame({ source, seq, values, counter, signed, tag }) {
+  return { kind: 'frame', format: 'signed', source, seq, t: null, values, counter, signed, tag };
+}
+
 export function status(text) {
   return { kind: 'status', text };
 }

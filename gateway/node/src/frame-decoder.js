@@ -1,10 +1,11 @@
-// The line decoder: v1 frames, status lines and legacy greenhouse JSON, PROTOCOL.md section 3 step by step (the
+// The line decoder: v1 and signed (T2) frames, status lines and legacy greenhouse JSON, PROTOCOL.md section 3 step by step (the
 // step names F1, J3, ... are the spec's). Pure: one line of bytes in, a frame, status or reject out; never throws.
 
 import { crc16CcittFalse } from './crc16.js';
-import { frame, reject, status } from './decoded.js';
+import { frame, reject, signedFrame, status } from './decoded.js';
 import { KEY_RE, MAX_LINE_BYTES, SEQ_MODULUS, SEQ_RE, SOURCE_RE, TIME_RE, VALUE_RE } from './protocol.js';
 import { readJsonObject } from './legacy-json.js';
+import { decodePayload } from './signed-frame.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -78,6 +79,7 @@ function decodeV1(text) {
   const afterSource = afterVersion < 0 ? -1 : body.indexOf(',', afterVersion + 1);
   if (afterSource < 0) return reject('bad_syntax'); // F3: fewer than 3 fields
   const version = body.slice(0, afterVersion);
+  if (version === 'T2') return decodeSigned(body, afterVersion, afterSource);
   if (version !== 'T1') return reject(VERSION_RE.test(version) ? 'bad_version' : 'bad_syntax');
   const source = body.slice(afterVersion + 1, afterSource);
   if (!SOURCE_RE.test(source)) return reject('bad_source'); // F4
@@ -113,6 +115,15 @@ function decodeV1(text) {
   }
   if (values.length === 0) return reject('no_values'); // F6
   return frame('v1', source, seq, t, values);
+}
+
+/** S1-S5: T2, the source, the payload as hex. */
+function decodeSigned(body, afterVersion, afterSource) {
+  if (body.indexOf(',', afterSource + 1) >= 0) return reject('bad_syntax'); // S1: exactly 3 fields
+  const source = body.slice(afterVersion + 1, afterSource);
+  if (!SOURCE_RE.test(source)) return reject('bad_source');
+  const payload = decodePayload(source, body.slice(afterSource + 1));
+  return typeof payload === 'string' ? reject(payload) : signedFrame(payload);
 }
 
 /** J1-J5 on the whole line (its ending removed). */

@@ -6,7 +6,7 @@ export const SEQ_MODULUS = 65536;
 /** The reasons decodeLine gives (decode.json covers every one). */
 export const DECODE_REJECT_REASONS = Object.freeze([
   'too_long', 'empty', 'no_frame', 'bad_syntax', 'bad_crc', 'bad_version', 'bad_source', 'bad_seq',
-  'bad_key', 'duplicate_key', 'bad_value', 'bad_time', 'no_values', 'bad_json', 'wrong_destination',
+  'bad_key', 'duplicate_key', 'bad_value', 'bad_time', 'no_values', 'bad_json', 'wrong_destination', 'bad_payload',
 ]);
 /** A line reader's, never a decoder's: a partial line thrown away when the input was reopened. */
 export const READER_REJECT_REASONS = Object.freeze(['partial_line']);

@@ -77,8 +77,13 @@ def decoded_json(decoded: Decoded) -> str:
     """One decoder result as the vectors' `expect`, in compact JSON, keys in this order."""
     if isinstance(decoded, Frame):
         values = ",".join(f"[{quoted(metric)},{number_text(value)}]" for metric, value in decoded.values)
-        return (f'{{"kind":"frame","format":{quoted(decoded.format)},"source":{quoted(decoded.source)},'
-                f'"seq":{_integer(decoded.seq)},"t":{_integer(decoded.t)},"values":[{values}]}}')
+        text = (f'{{"kind":"frame","format":{quoted(decoded.format)},"source":{quoted(decoded.source)},'
+                f'"seq":{_integer(decoded.seq)},"t":{_integer(decoded.t)},"values":[{values}]')
+        signature = decoded.signature
+        if signature is not None:
+            text += (f',"counter":{signature.counter},"signed":"{signature.signed.hex().upper()}",'
+                     f'"tag":"{signature.tag.hex().upper()}"')
+        return text + "}"
     if isinstance(decoded, Status):
         return f'{{"kind":"status","text":{quoted(decoded.text)}}}'
     return f'{{"kind":"reject","reason":{quoted(decoded.reason)}}}'

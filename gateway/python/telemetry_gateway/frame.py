@@ -1,4 +1,4 @@
-"""Frame decoder: v1 frames, base-station status lines and legacy greenhouse JSON.
+"""Frame decoder: v1 and signed (T2) frames, base-station status lines and legacy greenhouse JSON.
 
 Implements firmware/protocol/PROTOCOL.md section 3 step by step; the step names (F1, J3, ...) are the spec's.
 Pure functions: bytes in, a value out, never an exception for bad input.
@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import NamedTuple, Union
 
 from .reading_values import doubles_struct, pack_values, unpack_values
+from .signed_frame import Signature, decode_payload
 
 MAX_LINE_BYTES = 200
 SEQ_MODULUS = 65536
 
 DECODE_REJECT_REASONS = (
     "too_long", "empty", "no_frame", "bad_syntax", "bad_crc", "bad_version", "bad_source", "bad_seq",
-    "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination",
+    "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination", "bad_payload",
 )
 # Given by a line reader, never by decode_line (so no decode vector has them): a partial line thrown away when the
 # input was reopened.
@@ -54,18 +55,19 @@ _UNSEEN = object()
 
 
 class Frame(NamedTuple):  # a tuple: built for every line, so it must be cheap to build
-    format: str  # "v1", "legacy" or "csv" (a CSV port's line: room_csv.py)
+    format: str  # "v1", "signed", "legacy" or "csv" (a CSV port's line: room_csv.py)
     source: str
     seq: int | None
     t: int | None  # Unix ms from the sender, or None: the gateway stamps the time of receipt
     # The values as the spool and the CQL writes take them (reading_values): packed once, here.
     metrics: str
     vals: bytes
+    signature: Signature | None = None  # a signed frame's, until the verifier (signing.py) accepts it
 
     @classmethod
     def of(cls, format: str, source: str, seq: int | None, t: int | None,
-           values: tuple[tuple[str, float], ...]) -> Frame:
-        return cls(format, source, seq, t, *pack_values(values))
+           values: tuple[tuple[str, float], ...], signature: Signature | None = None) -> Frame:
+        return cls(format, source, seq, t, *pack_values(values), signature)
 
     @property
     def values(self) -> tuple[tuple[str, float], ...]:
@@ -156,6 +158,8 @@ def _decode_v1_steps(frame: bytes) -> Decoded:
     if len(fields) < 3:
         return Reject("bad_syntax")
     version, source, seq = fields[0], fields[1], fields[2]
+    if version == b"T2":
+        return _decode_signed(fields)
     if version != b"T1":
         return Reject("bad_version" if _VERSION.fullmatch(version) else "bad_syntax")
     if not _SOURCE.fullmatch(source):
@@ -186,6 +190,18 @@ def _decode_v1_steps(frame: bytes) -> Decoded:
     if not values:
         return Reject("no_values")
     return Frame.of("v1", source.decode("ascii"), int(seq), t, tuple(values))
+
+
+def _decode_signed(fields: list[bytes]) -> Decoded:
+    """S1-S5: T2, the source, the payload as hex."""
+    if len(fields) != 3:
+        return Reject("bad_syntax")
+    if not _SOURCE.fullmatch(fields[1]):
+        return Reject("bad_source")
+    payload = decode_payload(fields[1], fields[2])
+    if isinstance(payload, str):
+        return Reject(payload)
+    return Frame.of("signed", payload.source, payload.seq, None, payload.values, payload.signature)
 
 
 class _DuplicateMember(Exception):

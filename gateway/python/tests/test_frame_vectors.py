@@ -31,8 +31,12 @@ def test_encoded_lines_decode_back(case):
 
 def as_vector(decoded):
     if isinstance(decoded, Frame):
-        return {"kind": "frame", "format": decoded.format, "source": decoded.source, "seq": decoded.seq,
-                "t": decoded.t, "values": [[k, v] for k, v in decoded.values]}
+        vector = {"kind": "frame", "format": decoded.format, "source": decoded.source, "seq": decoded.seq,
+                  "t": decoded.t, "values": [[k, v] for k, v in decoded.values]}
+        if decoded.signature is not None:
+            vector.update(counter=decoded.signature.counter, signed=decoded.signature.signed.hex().upper(),
+                          tag=decoded.signature.tag.hex().upper())
+        return vector
     if isinstance(decoded, Status):
         return {"kind": "status", "text": decoded.text}
     return {"kind": "reject", "reason": decoded.reason}
