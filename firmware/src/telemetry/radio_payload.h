@@ -45,4 +45,9 @@ uint8_t payload_encode(const RadioPayload& payload, uint8_t* out);
 
 PayloadError payload_decode(const uint8_t* data, uint8_t length, RadioPayload& out);
 
+// Shared with payload v2 (signed_payload.h), which carries the same metric records.
+PayloadError payload_check(const RadioPayload& payload);  // node id, metric ids, count <= kPayloadMaxMetrics
+uint8_t* payload_put_metrics(const RadioPayload& payload, uint8_t* out);  // returns the end of the records
+void payload_get_metrics(const uint8_t* records, RadioPayload& out);  // reads out.count records
+
 }  // namespace telemetry
