@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-from .local_days import BadInput
+from .local_days import BadInput, NotFound
 from .spark_session import ConnectionFailed
 
 
@@ -15,6 +15,9 @@ def run(job: str, main: Callable[[list[str]], int | None], argv: list[str]) -> N
     except BadInput as error:
         print(f"{job}: error: {error}", file=sys.stderr)
         code = 2
+    except NotFound as error:
+        print(f"{job}: error: {error}", file=sys.stderr)
+        code = 1
     except ConnectionFailed as error:
         print(f"{job}: failed: {error}", file=sys.stderr)
         code = 1

@@ -116,3 +116,43 @@ def parse_report(argv: list[str], default_config: Path) -> ReportOptions:
     if not args.config.is_file():
         raise BadInput(f"no report config at {args.config}")
     return ReportOptions(args.hosts, args.port, args.keyspace, args.tz, days, args.config, args.out, title)
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    hosts: str
+    port: int
+    keyspace: str
+    tz: str
+    days: list[date]
+    sources: tuple[str, ...]   # empty: every source
+    metrics: tuple[str, ...]   # empty: every metric
+    format: str                # csv | parquet
+    out: Path
+    explain: bool
+
+
+def parse_export(argv: list[str]) -> ExportOptions:
+    p = _Parser(prog="analytics/submit export",
+                description="The raw readings of a range of local days: one CSV file (source,metric,ts,value; ts in "
+                            "UTC), or a Parquet folder partitioned by local day.")
+    _connection(p)
+    _days(p)
+    p.add_argument("--source", action="append", default=[], help="only this source (repeatable; default: all)")
+    p.add_argument("--metric", action="append", default=[], help="only this metric (repeatable; default: all)")
+    p.add_argument("--format", choices=("csv", "parquet"), required=True)
+    p.add_argument("--out", type=Path, required=True,
+                   help="csv: the file (replaced if it exists); parquet: a folder that must not exist yet")
+    p.add_argument("--explain", action="store_true", help="print the physical plan of the readings read")
+    args = p.parse_args(argv)
+    zone(args.tz)
+    days = _range(args)
+    if days is None:
+        raise BadInput("give --from D --to D (or --day D)")
+    out = args.out
+    if args.format == "csv" and out.is_dir():
+        raise BadInput(f"--out {out} is a folder; csv writes one file")
+    if args.format == "parquet" and out.exists():
+        raise BadInput(f"--out {out} exists; parquet writes a new folder")
+    return ExportOptions(args.hosts, args.port, args.keyspace, args.tz, days, tuple(dict.fromkeys(args.source)),
+                         tuple(dict.fromkeys(args.metric)), args.format, out, args.explain)

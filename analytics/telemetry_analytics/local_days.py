@@ -16,6 +16,10 @@ class BadInput(ValueError):
     """A user-facing error: the message is printed as is and the command exits non-zero."""
 
 
+class NotFound(LookupError):
+    """A named thing (a source) that the data does not know: the message is printed as is, exit code 1."""
+
+
 def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from .java_stores import StoreError, Stores, write_stores
@@ -72,12 +73,12 @@ def connection_conf(hosts: str, port: int, submitted, jvm) -> dict[str, str]:
     removed when the job ends. With TLS the driver also checks that the node's certificate names the address it
     connected to (a system property for this JVM, extraJavaOptions for executors). Settings that do not go
     together and files that cannot be used are BadInput, named, before Spark starts."""
-    from telemetry_cassandra import cluster_options, settings_from_env
+    from telemetry_cassandra import check_files, settings_from_env
 
     try:
         settings = {**settings_from_env(os.environ),
                     "hosts": [host.strip() for host in hosts.split(",") if host.strip()], "port": port}
-        cluster_options(**settings)  # the same checks and file errors as every Python client
+        check_files(settings)  # the same checks and file errors as every Python client
     except ValueError as error:
         raise BadInput(str(error)) from None
     if not settings["tls_ca"]:
@@ -92,11 +93,16 @@ def connection_conf(hosts: str, port: int, submitted, jvm) -> dict[str, str]:
     jvm.java.lang.System.setProperty(HOSTNAME_VALIDATION, "true")
     suites = list(jvm.javax.net.ssl.SSLContext.getDefault().getDefaultSSLParameters().getCipherSuites())
     conf = connector_conf(settings, stores, suites)
-    if submitted.contains(SSL + "enabledAlgorithms"):  # spark-submit --conf wins
-        del conf[SSL + "enabledAlgorithms"]
     executor_options = submitted.get("spark.executor.extraJavaOptions", "")
     conf["spark.executor.extraJavaOptions"] = f"{executor_options} -D{HOSTNAME_VALIDATION}=true".strip()
     return conf
+
+
+def unset_only(defaults: dict[str, str], submitted: Iterable[str]) -> dict[str, str]:
+    """The job's settings that spark-submit was not given (--conf, spark-defaults.conf): what the operator set
+    there wins, e.g. spark.cassandra.connection.host on a cluster whose jobs are submitted by hand."""
+    given = set(submitted)
+    return {key: value for key, value in defaults.items() if key not in given}
 
 
 def start(job: str, hosts: str, port: int):
@@ -110,7 +116,8 @@ def start(job: str, hosts: str, port: int):
     builder = (SparkSession.builder.appName(f"telemetry-{job}")
                .config("spark.sql.extensions", "com.datastax.spark.connector.CassandraSparkExtensions")
                .config("spark.sql.session.timeZone", "UTC"))
-    for key, value in connection_conf(hosts, port, submitted, SparkContext._jvm).items():
+    own = connection_conf(hosts, port, submitted, SparkContext._jvm)
+    for key, value in unset_only(own, (key for key, _ in submitted.getAll())).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     submitted = spark.sparkContext.getConf()
@@ -153,7 +160,8 @@ def _connect(spark, job: str) -> None:
                                        conf.contains(SSL + "enabled"), conf.contains("spark.cassandra.auth.username"))
                                ) from None
     _sessions[id(spark)] = session
-    log(job, f"connector session open in {time.monotonic() - t0:.1f} s, start-up {time.monotonic() - T0:.1f} s; "
+    log(job, f"connector session open in {time.monotonic() - t0:.1f} s to "
+             f"{conf.get('spark.cassandra.connection.host')}, start-up {time.monotonic() - T0:.1f} s; "
              f"{security(session, conf, jvm)}")
 
 

@@ -3,13 +3,14 @@ connection to the local node."""
 
 import ssl
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from cassandra.auth import PlainTextAuthProvider
 from cassandra.policies import ConstantReconnectionPolicy
 
-from telemetry_cassandra import (CredentialsFileError, TlsFileError, cluster_from_env, cluster_options,
+from telemetry_cassandra import (CredentialsFileError, TlsFileError, check_files, cluster_from_env, cluster_options,
                                 read_credentials_file, settings_from_env)
 
 ENV = "TELEMETRY_CASSANDRA_"
@@ -150,6 +151,23 @@ def test_a_missing_ca_file_is_named(tmp_path):
     with pytest.raises(TlsFileError, match=f"cannot use TLS CA file {missing}") as refused:
         cluster_options("127.0.0.1", tls_ca=str(missing))
     assert refused.value.setting == "tls_ca"
+
+
+def test_check_files_finds_what_cluster_options_finds(pki, tmp_path):
+    settings = {**settings_from_env({}), "tls_ca": pki["ca"], "tls_cert": pki["client"][0], "tls_key": pki["other_key"]}
+    with pytest.raises(TlsFileError, match="cannot use TLS client certificate"):
+        check_files(settings)
+    with pytest.raises(ValueError, match="without a username"):
+        check_files({**settings_from_env({}), "password": "x"})
+    check_files({**settings, "tls_key": pki["client"][1]})
+
+
+def test_the_settings_import_without_the_driver():
+    """The Spark jobs' archive carries this package to hosts without the Cassandra driver (the connector is theirs)."""
+    code = ("import sys, telemetry_cassandra as t; t.settings_from_env({}); t.check_files(t.settings_from_env({})); "
+            "assert 'cassandra' not in sys.modules, 'the driver was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.cassandra

@@ -1,0 +1,124 @@
+"""The export job (imperative shell): the raw readings of a range of local days, read as the daily job reads them
+(targets from source_days, only those days' partitions, selection.keep_plan), written as one CSV file or as a
+Parquet folder partitioned by local day.
+
+CSV: header source,metric,ts,value; ts ISO 8601 UTC with milliseconds and Z; rows sorted by source, ts, metric;
+values as Spark writes doubles (Java's Double.toString: every double round-trips exactly). Spark writes a folder of
+parts: the rows go through one task into a temporary folder beside --out, and its one part is renamed onto --out, so
+a reader never sees half a file. Parquet: ts a timestamp (UTC, microseconds), value a double, day=YYYY-MM-DD folders
+of local days, one file per day; written into a temporary folder and renamed onto --out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .daily_job import readings_of_targets
+from .job_options import parse_export
+from .local_days import NotFound, zone
+from .selection import partition_keys, targets_for_days, utc_days_of
+from .spark_session import Timer, log, start, stop
+
+JOB = "export"
+COLUMNS = ("source", "metric", "ts", "value")
+TS_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"  # the session time zone is UTC (spark_session)
+
+
+def unknown_sources(requested, in_range, known) -> list[str]:
+    """Requested sources that have no partition in the range and no row in source_days on any day: names the data
+    has never seen (a typo), as opposed to a known source that was silent in the range (an empty export)."""
+    return [s for s in requested if s not in set(in_range) and s not in set(known)]
+
+
+def _temporary_beside(out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+
+
+def write_csv(readings, out: Path) -> int:
+    """One file at out (atomic rename); returns the number of rows. readings None: nothing to read."""
+    from pyspark.sql import functions as F
+
+    folder = _temporary_beside(out)
+    try:
+        parts = folder / "parts"
+        if readings is not None:
+            (readings.repartition(1).sortWithinPartitions("source", "ts", "metric")
+             .select("source", "metric", F.date_format("ts", TS_FORMAT).alias("ts"), "value")
+             .write.option("header", True).csv(str(parts)))
+        found = sorted(parts.glob("part-*.csv")) if parts.exists() else []
+        part = found[0] if found else folder / "header.csv"
+        if not found:
+            part.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+        with part.open("rb") as f:
+            rows = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) - 1
+        os.replace(part, out)
+        return rows
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_parquet(spark, readings, out: Path) -> int:
+    """A folder at out (atomic rename), day=YYYY-MM-DD partitions; returns the number of rows."""
+    folder = _temporary_beside(out)
+    try:
+        data = folder / "data"
+        rows = 0
+        if readings is not None:
+            # Spark's default is INT96, a legacy encoding; TIMESTAMP_MICROS is the standard UTC instant type.
+            spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+            (readings.select(*COLUMNS, "day").repartition("day").sortWithinPartitions("source", "ts", "metric")
+             .write.partitionBy("day").parquet(str(data)))
+            rows = spark.read.parquet(str(data)).count() if any(data.glob("day=*")) else 0  # the files' footers
+        data.mkdir(exist_ok=True)
+        os.rename(data, out)
+        return rows
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    opts = parse_export(argv)
+    tz = zone(opts.tz)
+    spark = start(JOB, opts.hosts, opts.port)
+    from pyspark.sql import functions as F
+
+    from . import cassandra_io as io
+
+    work = Timer()
+    targets = targets_for_days(opts.days, io.source_days(spark, opts.keyspace, utc_days_of(opts.days, tz)), tz)
+    if opts.sources:
+        in_range = {s for s, _ in targets}
+        if set(opts.sources) - in_range:
+            unknown = unknown_sources(opts.sources, in_range, (s for _, s in io.source_days(spark, opts.keyspace, None)))
+            if unknown:
+                stop(spark)
+                raise NotFound(f"unknown source(s) {', '.join(unknown)}: no readings on any day in keyspace "
+                               f"{opts.keyspace}")
+        targets = {(s, d) for s, d in targets if s in opts.sources}
+    keys = partition_keys(targets, tz)
+    span = f"{opts.days[0]} … {opts.days[-1]}"
+    log(JOB, f"keyspace {opts.keyspace}, zone {opts.tz}: {len(opts.days)} local day(s) {span}, "
+             f"{len({s for s, _ in targets})} source(s), {len(keys)} readings partition(s)")
+    readings = None
+    if targets:
+        readings = readings_of_targets(spark, opts.keyspace, opts.tz, targets, keys)
+        if opts.metrics:
+            readings = readings.filter(F.col("metric").isin(list(opts.metrics)))
+        if opts.explain:
+            print(readings._jdf.queryExecution().simpleString(), flush=True)
+    if opts.format == "csv":
+        rows = write_csv(readings, opts.out)
+    else:
+        rows = write_parquet(spark, readings, opts.out)
+    if rows == 0:
+        log(JOB, f"no readings in local days {span} (zone {opts.tz})"
+                 + (f" of source(s) {', '.join(opts.sources)}" if opts.sources else "")
+                 + (f" for metric(s) {', '.join(opts.metrics)}" if opts.metrics else "")
+                 + f"; wrote {'the header only' if opts.format == 'csv' else 'an empty folder'}: {opts.out}")
+    log(JOB, f"done: {rows} readings to {opts.out} ({opts.format}); work {work.seconds():.1f} s")
+    stop(spark)
+    return 0
