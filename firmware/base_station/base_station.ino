@@ -1,5 +1,6 @@
 // Base station: receives radio payloads from up to 6 sensor nodes and prints one line per payload on USB serial
-// (a v1 frame for a v1 payload, a T2 line carrying a signed v2 payload verbatim), plus "#" status lines. Nothing here waits on the radio, so a missing or silent radio cannot hang it.
+// (a v1 frame for a v1 payload, a T2 line carrying a signed v2 payload verbatim), plus "#" status lines. Nothing
+// here waits on the radio, so a missing or silent radio cannot hang it.
 #include "station_config.h"  // first: its settings win over library defaults
 #include <SPI.h>
 #include <RF24.h>
@@ -51,11 +52,14 @@ void report_send_failures(uint8_t node_id, uint8_t send_failures) {
 
 // A signed payload goes out byte for byte: the gateway checks its tag over exactly these bytes.
 void forward_signed(const uint8_t* bytes, uint8_t length, uint8_t pipe) {
-  PayloadError error = signed_payload_check(bytes, length);
+  RadioPayload payload;
+  uint32_t counter;
+  PayloadError error = signed_payload_decode(bytes, length, payload, counter);
   if (error != kPayloadOk) return reject(F("payload"), pipe, error);
-  uint8_t node_id = bytes[kSignedNodeOffset];
-  if (!valid_radio_node(node_id) || node_id != pipe + 1) return reject(F("node_pipe"), pipe, node_id);
-  report_send_failures(node_id, bytes[kSignedFailuresOffset]);
+  if (!valid_radio_node(payload.node_id) || payload.node_id != pipe + 1) {
+    return reject(F("node_pipe"), pipe, payload.node_id);
+  }
+  report_send_failures(payload.node_id, payload.send_failures);
   char line[kSignedLineBufferSize];
   size_t n = signed_payload_to_line(bytes, length, line, sizeof line);
   Serial.write(line, n);
@@ -68,7 +72,7 @@ void handle_payload(uint8_t pipe) {
   if (length == 0) return reject(F("payload_size"), pipe, 0);
   radio.read(bytes, length);
   ++received;
-  if (bytes[0] == kSignedVersion) return forward_signed(bytes, length, pipe);
+  if (bytes[0] == kSignedPayloadVersion) return forward_signed(bytes, length, pipe);
   RadioPayload payload;
   PayloadError error = payload_decode(bytes, length, payload);
   if (error != kPayloadOk) return reject(F("payload"), pipe, error);

@@ -16,24 +16,12 @@ char* put_hex(char* p, uint8_t byte) {
 
 }  // namespace
 
-PayloadError signed_payload_check(const uint8_t* data, uint8_t length) {
-  if (length < kSignedHeaderSize + kSignedTagSize) return kPayloadTooShort;
-  if (data[0] != kSignedVersion) return kPayloadBadVersion;
-  uint8_t metric_bytes = static_cast<uint8_t>(length - kSignedHeaderSize - kSignedTagSize);
-  if (metric_bytes % kPayloadMetricSize != 0 || metric_bytes / kPayloadMetricSize > kSignedMaxMetrics) {
-    return kPayloadBadLength;
-  }
-  uint8_t node = data[kSignedNodeOffset];
-  if (node == 0 || node == 255) return kPayloadBadNode;
-  return kPayloadOk;
-}
-
 size_t signed_payload_to_line(const uint8_t* data, uint8_t length, char* out, size_t capacity) {
   char source[kNodeSourceSize];
-  uint8_t source_length = node_source(data[kSignedNodeOffset], source);
+  uint8_t source_length = node_source(length > 1 ? data[1] : 0, source);
   // "$T2," source "," hex "*" CRC "\n" NUL
   size_t needed = 4 + source_length + 1 + 2 * static_cast<size_t>(length) + 1 + 4 + 1 + 1;
-  if (signed_payload_check(data, length) != kPayloadOk || needed > capacity) {
+  if (length < 2 || needed > capacity) {
     if (capacity) out[0] = '\0';
     return 0;
   }

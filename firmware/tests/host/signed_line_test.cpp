@@ -23,29 +23,30 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
 }  // namespace
 
 TEST(SignedLine, MatchesTheT2Vectors) {
-  const std::map<std::string, PayloadError> reasons = {{"too_short", kPayloadTooShort},
-                                                       {"bad_version", kPayloadBadVersion},
-                                                       {"bad_length", kPayloadBadLength},
-                                                       {"bad_node", kPayloadBadNode}};
+  const std::map<std::string, PayloadError> reasons = {
+      {"too_short", kPayloadTooShort},         {"bad_version", kPayloadBadVersion},
+      {"bad_length", kPayloadBadLength},       {"bad_node", kPayloadBadNode},
+      {"bad_metric_id", kPayloadBadMetricId},  {"duplicate_id", kPayloadDuplicateId}};
   int cases = 0;
   for (const auto& c : load_vectors("t2_line.json")) {
     SCOPED_TRACE(c.at("name").get<std::string>());
     std::vector<uint8_t> payload = from_hex(c.at("payload"));
-    char line[100];
-    size_t n = signed_payload_to_line(payload.data(), static_cast<uint8_t>(payload.size()), line, sizeof line);
+    uint8_t length = static_cast<uint8_t>(payload.size());
+    RadioPayload decoded;
+    uint32_t counter;
+    PayloadError error = signed_payload_decode(payload.data(), length, decoded, counter);
     if (c.at("line").is_null()) {
-      EXPECT_EQ(signed_payload_check(payload.data(), static_cast<uint8_t>(payload.size())),
-                reasons.at(c.at("reject")));
-      EXPECT_EQ(n, 0u);
-      EXPECT_STREQ(line, "");
+      EXPECT_EQ(error, reasons.at(c.at("reject")));
     } else {
-      EXPECT_EQ(signed_payload_check(payload.data(), static_cast<uint8_t>(payload.size())), kPayloadOk);
+      ASSERT_EQ(error, kPayloadOk);
+      char line[kSignedLineBufferSize];
+      size_t n = signed_payload_to_line(payload.data(), length, line, sizeof line);
       EXPECT_EQ(std::string(line, n), c.at("line").get<std::string>());
       EXPECT_EQ(line[n], '\0');
     }
     ++cases;
   }
-  EXPECT_GE(cases, 10);
+  EXPECT_GE(cases, 13);
 }
 
 TEST(SignedLine, RefusesABufferTooSmallWhole) {
@@ -54,4 +55,11 @@ TEST(SignedLine, RefusesABufferTooSmallWhole) {
   EXPECT_EQ(signed_payload_to_line(payload.data(), 17, line, 50), 0u);  // no room for the NUL
   EXPECT_STREQ(line, "");
   EXPECT_EQ(signed_payload_to_line(payload.data(), 17, line, 51), 50u);
+}
+
+TEST(SignedLine, TheLongestLineFitsTheBaseStationsBuffer) {
+  std::vector<uint8_t> payload(kSignedMaxSize, 0xAB);
+  payload[1] = 254;
+  char line[kSignedLineBufferSize];
+  EXPECT_EQ(signed_payload_to_line(payload.data(), kSignedMaxSize, line, sizeof line), 82u);  // 81 + '\n'
 }
