@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import timezone
-from pathlib import Path
+from importlib import resources
 
 from .job_options import parse_report
 from .local_days import zone
@@ -17,7 +17,8 @@ from .spark_session import Timer, log, start, stop
 
 JOB = "report"
 UTC = timezone.utc
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "report.toml"
+# Package data, so that the archive for spark-submit --py-files (make -C analytics dist) carries it too.
+DEFAULT_CONFIG = resources.files(__package__) / "report.toml"
 
 
 def _utc(ts):
