@@ -37,7 +37,10 @@ def test_signing_vectors(case):
 
 
 def test_changed_counters_are_taken_once():
-    verifier = Verifier(SigningPolicy({}), {"node3": 5})
+    case = CASES[0]  # one accepted signed frame
+    verifier = Verifier(SigningPolicy({"node3": bytes.fromhex(case["params"]["keys"]["node3"])}), {"node4": 5})
+    assert verifier.verdict(frame_of(case["steps"][0]["frame"])) is None
+    assert verifier.take_changed() == {"node3": 1000}
     assert verifier.take_changed() == {}
 
 
@@ -57,8 +60,9 @@ def test_malformed_keys_files_name_the_line_not_its_text(text, error):
 
 
 def test_keys_file_comments_blanks_and_both_cases():
-    assert parse_keys("  # c\n\n\tnode1\t8F1C2D3E4A5B6C7D8E9FA0B1C2D3E4F5  \nG 00112233445566778899aabbccddeeff") == {
-        "node1": bytes.fromhex("8f1c2d3e4a5b6c7d8e9fa0b1c2d3e4f5"), "G": bytes.fromhex("00112233445566778899aabbccddeeff")}
+    text = "  # c\n\n\tnode1\t8F1C2D3E4A5B6C7D8E9FA0B1C2D3E4F5  \nG 00112233445566778899aabbccddeeff"
+    assert parse_keys(text) == {"node1": bytes.fromhex("8f1c2d3e4a5b6c7d8e9fa0b1c2d3e4f5"),
+                                "G": bytes.fromhex("00112233445566778899aabbccddeeff")}
 
 
 def test_a_keys_file_readable_by_others_is_refused(tmp_path):
