@@ -7,6 +7,7 @@ import json
 from datetime import timezone
 from importlib import resources
 
+from .intraday import BUCKET_MS
 from .job_options import parse_report
 from .local_days import zone
 from .report_config import load_config
@@ -33,7 +34,16 @@ def collect_figures(spark, raw, config, tz: str):
 
     daily = [{**r.asDict(), "min_ts": _utc(r.min_ts), "max_ts": _utc(r.max_ts), "first_ts": _utc(r.first_ts),
               "last_ts": _utc(r.last_ts)} for r in daily_aggregates(raw, tz).collect()]
-    frames = {r.source: r.frames for r in raw.groupBy("source").agg(F.countDistinct("ts").alias("frames")).collect()}
+    day_frames = {(r.source, r.day): r.frames
+                  for r in raw.groupBy("source", "day").agg(F.countDistinct("ts").alias("frames")).collect()}
+    frames: dict[str, int] = {}
+    for (source, _), n in day_frames.items():  # a frame (source, ts) lies in one local day
+        frames[source] = frames.get(source, 0) + n
+    # 5-minute buckets of UTC instants (a DST change neither merges nor drops one), labelled locally by the page.
+    bucket = (F.floor(F.unix_millis("ts") / BUCKET_MS) * BUCKET_MS).cast("long").alias("bucket")
+    buckets = [r.asDict() for r in raw.groupBy("source", "metric", bucket).agg(
+        F.min("value").alias("min"), F.avg("value").alias("mean"), F.max("value").alias("max"),
+        F.count(F.lit(1)).alias("count")).collect()]
 
     ts_ms = F.unix_millis("ts")
     paired = (raw.filter(F.col("metric").isin(config.inside, config.outside))
@@ -69,7 +79,7 @@ def collect_figures(spark, raw, config, tz: str):
         keys = spark.createDataFrame(sorted(wanted), "source string, ts timestamp")
         for r in raw.join(F.broadcast(keys), ["source", "ts"]).select("source", "ts", "metric", "value").collect():
             records.setdefault((r.source, _utc(r.ts)), {})[r.metric] = r.value
-    return daily, frames, diffs, cold, records
+    return daily, frames, diffs, cold, records, buckets, day_frames
 
 
 def main(argv: list[str]) -> int:
@@ -93,10 +103,10 @@ def main(argv: list[str]) -> int:
         raw = (with_local_day(io.readings_of_partitions(spark, opts.keyspace, keys), opts.tz)
                .join(F.broadcast(io.targets_frame(spark, targets)), ["source", "day"])
                .cache())
-        daily, frames, diffs, cold, records = collect_figures(spark, raw, config, opts.tz)
+        figures = collect_figures(spark, raw, config, opts.tz)
     else:
-        daily, frames, diffs, cold, records = [], {}, {}, [], {}
-    report = build_report(config, opts.title, opts.tz, opts.days, daily, frames, diffs, cold, records)
+        figures = [], {}, {}, [], {}, [], {}
+    report = build_report(config, opts.title, opts.tz, opts.days, *figures)
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "report.md").write_text(markdown(report), encoding="utf-8")
     page = opts.out / "report.html"

@@ -8,8 +8,12 @@ one source at one ts) of the moments the report names. Ties between equal values
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import fields
 from datetime import date, datetime, timezone
 from typing import Any, Iterable
+
+from .day_figures import bucket_series, day_rows
+from .local_days import zone
 
 UTC = timezone.utc
 Record = dict[str, float]
@@ -73,7 +77,11 @@ def _role(source: str, metric: str, rows: list[dict], records: dict) -> dict[str
 
 
 def build_report(config, title: str, tz: str, days: list[date], daily: list[dict], frames: dict[str, int],
-                 diffs: dict[str, dict], cold: list[dict], records: dict) -> dict[str, Any]:
+                 diffs: dict[str, dict], cold: list[dict], records: dict, buckets: Iterable[dict] = (),
+                 day_frames: dict[tuple[str, date], int] | None = None) -> dict[str, Any]:
+    """buckets: 5-minute rows (source, metric, bucket epoch ms, min, mean, max, count); day_frames: frames per
+    (source, local day)."""
+    series = bucket_series(buckets)
     sources = []
     for source, rows in sorted(_by_source(daily).items()):
         metrics = {}
@@ -108,12 +116,15 @@ def build_report(config, title: str, tz: str, days: list[date], daily: list[dict
             "difference": difference,
             "cold_nights": nights,
             "readings_per_day": [{"day": d.isoformat(), "readings": n} for d, n in sorted(per_day.items())],
+            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows),
             "metrics": metrics,
+            "intraday": {m: {k: v for k, v in s.items() if k != "count"}
+                         for (src, m), s in sorted(series.items()) if src == source},
         })
     return {
         "title": title, "time_zone": tz, "from": days[0].isoformat(), "to": days[-1].isoformat(),
-        "config": {"inside": config.inside, "outside": config.outside, "unit": config.unit,
-                   "cold_threshold": config.cold_threshold, "night_start": config.night_start.strftime("%H:%M"),
+        "config": {**{f.name: getattr(config, f.name) for f in fields(config)}, "units": dict(config.units),
+                   "sources": list(config.sources), "night_start": config.night_start.strftime("%H:%M"),
                    "night_end": config.night_end.strftime("%H:%M")},
         "sources": sources,
     }

@@ -138,7 +138,7 @@ def test_report_model_pools_means_and_breaks_ties_by_earliest():
     assert g["cold_nights"][0]["lowest"]["record"] == {"temp_in": 5.0, "temp_out": 1.0}
     assert g["last"]["ts"] == "2026-02-01T14:00:00.000Z"
     page, md, text = html(report), markdown(report), summary(report)
-    assert page.count("<svg") == 3 and "temp_in=5, temp_out=1" in page
+    assert page.count("<svg") == 6 and "temp_in=5, temp_out=1" in page  # bars, 2 metrics × 2, comparison
     assert "| cold nights (outside below 2 °C) | 1 |" in md and "1 cold night(s)" in text
 
 

@@ -82,3 +82,25 @@ def report(readings, tz: str, days: list[date], inside: str, outside: str, thres
             "frames_by_ts": frames,
         }
     return out
+
+
+def buckets(readings, tz: str, days: list[date], bucket_ms: int = 300_000) -> dict:
+    """{(source, metric): {bucket start ms: (min, mean, max, count)}} of the readings of these local days, buckets
+    of UTC epoch ms."""
+    first, last = days[0], days[-1]
+    groups = defaultdict(list)
+    for r in readings:
+        if first <= local_dt(r.ts_ms, tz).date() <= last:
+            groups[(r.source, r.metric, r.ts_ms // bucket_ms * bucket_ms)].append(r.value)
+    out = defaultdict(dict)
+    for (source, metric, start), values in groups.items():
+        out[(source, metric)][start] = (min(values), math.fsum(values) / len(values), max(values), len(values))
+    return dict(out)
+
+
+def frames_per_day(readings, tz: str) -> dict:
+    """{(source, local day): number of distinct frame timestamps}."""
+    seen = defaultdict(set)
+    for r in readings:
+        seen[(r.source, local_dt(r.ts_ms, tz).date())].add(r.ts_ms)
+    return {key: len(ts) for key, ts in seen.items()}
