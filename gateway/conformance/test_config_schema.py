@@ -133,7 +133,9 @@ def test_the_example_shows_every_key_and_nothing_else():
 def test_the_vectors_resolve_every_key_of_the_schema():
     expected = defaults()
     for case in VECTORS["valid"]:
-        resolved = case["resolved"]
+        resolved = dict(case["resolved"])
+        for rule in resolved.pop("alerts"):  # [[alerts]] tables, every key resolved
+            assert set(rule) == set(SCHEMA["alert_table"]), case["file"]
         assert {s: set(k) for s, k in resolved.items()} == {s: set(k) for s, k in expected.items()}, case["file"]
         for section, keys in resolved.items():
             for key, value in keys.items():
@@ -141,6 +143,7 @@ def test_the_vectors_resolve_every_key_of_the_schema():
                 if declared["type"] in ("whole", "number"):
                     assert isinstance(value, (int, float)) and math.isfinite(value), (case["file"], key)
     by_file = {case["file"]: case["resolved"] for case in VECTORS["valid"]}
+    expected["alerts"] = []  # no rules by default
     assert by_file["valid/empty.toml"] == expected
     example = by_file[f"../{EXAMPLE.name}"]
     assert {**example, "serial": {**example["serial"], "ports": []}} == expected
@@ -153,6 +156,9 @@ def test_the_invalid_vectors_name_keys_of_the_schema():
             name = case["key"]
             assert name not in KEYS and name not in SCHEMA["sections"], case["file"]
             assert name.split(".")[-1] not in SCHEMA["port_table"], case["file"]
+        elif key == "alerts":
+            assert case["key"] == key or case["key"].split(".")[-1] in SCHEMA["alert_table"] or re.fullmatch(
+                r"alerts\[\d+\]", case["key"]), case["file"]
         elif key:
             assert key in KEYS or key in SCHEMA["sections"], case["file"]
         for name in case.get("env", {}):

@@ -12,4 +12,5 @@ export const SCHEMA = Object.freeze(
 export const SECTIONS = Object.freeze(Object.fromEntries(
   Object.entries(SCHEMA.sections).map(([name, section]) => [name, section.keys])));
 export const PORT_TABLE = SCHEMA.port_table;
+export const ALERT_TABLE = SCHEMA.alert_table; // the keys of an [[alerts]] table
 export const CREDENTIALS = SCHEMA.credentials;

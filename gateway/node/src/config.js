@@ -9,14 +9,13 @@ import { readFileSync } from 'node:fs';
 
 import { parse as parseToml, TomlError } from 'smol-toml';
 
-import { ConfigError, quote } from './config-error.js';
+import { parseAlertRules } from './alert-rules.js';
+import { ConfigError } from './config-error.js';
 import { CREDENTIALS, SECTIONS } from './config-schema.js';
-import { isTable, parsePortEntries, wholeFromDigits, withBaud } from './serial-port-entries.js';
+import { check, convert } from './config-values.js';
+import { isTable, parsePortEntries, withBaud } from './serial-port-entries.js';
 
 export { ConfigError } from './config-error.js';
-
-const WHOLE_TEXT_RE = /^[+-]?[0-9]+$/; // numbers written in the environment or a flag
-const NUMBER_TEXT_RE = /^[+-]?[0-9]+(?:\.[0-9]+)?$/;
 
 function deepFreeze(value) {
   if (value !== null && typeof value === 'object') Object.values(value).forEach(deepFreeze);
@@ -28,76 +27,6 @@ export const DEFAULTS = deepFreeze(Object.fromEntries(Object.entries(SECTIONS).m
   Object.fromEntries(Object.entries(keys).map(([key, declared]) => [key, structuredClone(declared.default)]))])));
 
 const has = (table, name) => Object.prototype.hasOwnProperty.call(table, name);
-
-/** value as the key's type. text: from the environment or a flag, where numbers and lists are written as text;
- * in the TOML file a number key needs a TOML number. */
-function convert(key, declared, value, text, origin) {
-  const { type } = declared;
-  if (type === 'strings') {
-    if (text && typeof value === 'string') return value.split(',').map((item) => item.trim()).filter((item) => item);
-    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return [...value];
-    throw new ConfigError(key, 'type', `must be a list of strings, not ${quote(value)}`, origin);
-  }
-  if (type === 'whole' || type === 'number') {
-    const whole = type === 'whole';
-    const kind = whole ? 'a whole number' : 'a number';
-    if (text && typeof value === 'string') {
-      const trimmed = value.trim();
-      if (!(whole ? WHOLE_TEXT_RE : NUMBER_TEXT_RE).test(trimmed)) {
-        throw new ConfigError(key, 'type', `must be ${kind}, not ${quote(value)}`, origin);
-      }
-      value = whole ? wholeFromDigits(trimmed) : Number(trimmed);
-    }
-    if (typeof value === 'bigint') value = whole ? value : Number(value); // a TOML integer past 2^53
-    if (typeof value !== 'number' && typeof value !== 'bigint') { // booleans are never numbers
-      throw new ConfigError(key, 'type', `must be ${kind}, not ${quote(value)}`, origin);
-    }
-    if (typeof value === 'number' && !Number.isFinite(value)) { // TOML has nan and inf
-      throw new ConfigError(key, 'range', `must be finite, not ${quote(value)}`, origin);
-    }
-    if (whole && typeof value === 'number' && !Number.isInteger(value)) {
-      throw new ConfigError(key, 'type', `must be a whole number, not ${quote(value)}`, origin);
-    }
-    return value;
-  }
-  if (typeof value !== 'string') throw new ConfigError(key, 'type', `must be a string, not ${quote(value)}`, origin);
-  return value;
-}
-
-/** The key's own rules from the schema; returns the value resolved (a choice in the case declared). */
-function check(key, declared, value, origin) {
-  const above = has(declared, 'above');
-  const low = above ? declared.above : declared.min;
-  const high = declared.max;
-  if ((low !== undefined && !(above ? low < value : low <= value)) || (high !== undefined && value > high)) {
-    const bounds = above ? `more than ${low} and at most ${high}` : `${low}..${high}`;
-    throw new ConfigError(key, 'range', `must be ${bounds}, not ${quote(value)}`, origin);
-  }
-  if (has(declared, 'choices')) {
-    const canonical = declared.choices.find((choice) => choice.toLowerCase() === value.toLowerCase()); // any case
-    if (canonical === undefined) {
-      throw new ConfigError(key, 'choice', `must be one of ${declared.choices.join(', ')}, not ${quote(value)}`,
-        origin);
-    }
-    value = canonical;
-  }
-  if (declared.not_empty && value.length === 0) throw new ConfigError(key, 'required', 'must not be empty', origin);
-  if (declared.items_not_empty && !value.every((item) => item)) {
-    throw new ConfigError(key, 'syntax', 'an item is empty', origin);
-  }
-  if (has(declared, 'pattern') && !new RegExp(`^(?:${declared.pattern})$`).test(value)) {
-    throw new ConfigError(key, 'syntax', `${quote(value)} does not match ${declared.pattern}`, origin);
-  }
-  if (declared.form === 'host_port' && value) {
-    const colon = value.lastIndexOf(':');
-    const port = value.slice(colon + 1);
-    if (colon < 0 || !/^[0-9]+$/.test(port) || !(Number(port) >= 1 && Number(port) <= 65535)) {
-      throw new ConfigError(key, 'syntax', `must be HOST:PORT (PORT 1..65535), or "" for none, not ${quote(value)}`,
-        origin);
-    }
-  }
-  return value;
-}
 
 /** The schema's cross_key rules on the TLS keys (the port entries check their own). */
 function checkCrossKey(config, origins) {
@@ -124,7 +53,7 @@ function checkCrossKey(config, origins) {
 export function parseConfig(data, overrides = {}, { env = process.env, file = '' } = {}) {
   const inFile = file ? `in ${file}` : '';
   const origins = new Map();
-  const unknown = Object.keys(data).filter((name) => !has(SECTIONS, name)).sort();
+  const unknown = Object.keys(data).filter((name) => !has(SECTIONS, name) && name !== 'alerts').sort();
   if (unknown.length) throw new ConfigError(unknown[0], 'unknown_section', `there is no [${unknown[0]}]`, inFile);
   const config = {};
   for (const [section, keys] of Object.entries(SECTIONS)) {
@@ -160,6 +89,7 @@ export function parseConfig(data, overrides = {}, { env = process.env, file = ''
     config[section] = values;
   }
   config.serial.ports = config.serial.ports.map((port) => withBaud(port, config.serial.baud));
+  config.alerts = parseAlertRules(has(data, 'alerts') ? data.alerts : [], inFile); // [[alerts]]: file only
   checkCrossKey(config, origins);
   return deepFreeze(config);
 }

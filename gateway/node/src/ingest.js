@@ -28,12 +28,14 @@ const STOP_GRACE_MS = 10_000; // at shutdown, how long a commit that finds no ro
 
 export class Ingest {
   /** onSpooled(): frames went to the spool; failAfterFrames: the failpoint's N (null: none); onDied(error): an
-   * unexpected error ended the stage (its stop then only commits what the spool holds in memory). */
-  constructor(config, spool, metrics, onSpooled, { failAfterFrames = null, onDied = null } = {}) {
+   * unexpected error ended the stage (its stop then only commits what the spool holds in memory); onAccepted(rows):
+   * each group of accepted rows, in order (the alert rules). */
+  constructor(config, spool, metrics, onSpooled, { failAfterFrames = null, onDied = null, onAccepted = null } = {}) {
     this.queue = []; // {frames, receivedMs, credits}: bounded by the readers' credits
     this.spool = spool;
     this.metrics = metrics;
     this.onSpooled = onSpooled;
+    this.onAccepted = onAccepted;
     const storedSeqs = spool.lastSourceSeqs(config.decode.max_sources);
     /** Sources with a seq stored by an earlier run. */
     this.storedSeqs = storedSeqs.size;
@@ -270,7 +272,9 @@ export class Ingest {
       reads.push(this.queue.shift());
       frames += reads.at(-1).frames.length;
     }
-    return [this.acceptor.acceptReads(reads), reads.map((read) => read.credits)];
+    const accepted = this.acceptor.acceptReads(reads);
+    if (accepted.length && this.onAccepted !== null) this.onAccepted(accepted);
+    return [accepted, reads.map((read) => read.credits)];
   }
 
   /** final: the stop's commit of what the spool holds in memory (frames, acked and stamps are empty). */

@@ -150,5 +150,7 @@ export function createMetrics() {
     spool_frames_committed: declare('spool_frames_committed_total', r),
     spool_holding: declare('spool_holding', r),
     frames_possibly_lost: declare('frames_possibly_lost_total', r),
+    alerts_firing: declare('alerts_firing', r),
+    alert_command_failures: declare('alert_command_failures_total', r),
   };
 }

@@ -10,6 +10,7 @@
 // restarts it; every frame held in memory is still committed (gateway/contract/spool.md, "Every stop keeps what was
 // read"). The last line, gateway_stopped, counts the frames in the spool file and those read and lost.
 
+import { Alerting } from './alerting.js';
 import { backoffS } from './backoff.js';
 import { buildClient } from './cassandra-session.js';
 import { Credits } from './credits.js';
@@ -107,8 +108,12 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     requestStop();
   };
   let sender = null;
+  let alerting = null;
   const ingest = new Ingest(config, spool, metrics, () => sender?.nudge(), { failAfterFrames,
-    onDied: (error) => stageDied('ingest', error) });
+    onDied: (error) => stageDied('ingest', error),
+    onAccepted: config.alerts.length ? (rows) => alerting.frames(rows) : null });
+  alerting = new Alerting(config.alerts, metrics, { maxSources: config.decode.max_sources,
+    known: ingest.acceptor.recent.keys() });
   sender = new Sender({
     spool, clientFactory: () => buildClient(config.cassandra, { keyspace: config.cassandra.keyspace }),
     keyspace: config.cassandra.keyspace,
@@ -166,6 +171,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     });
     const now = performance.now();
     metrics.spool_frames.set(spool.depth);
+    if (alerting.active) alerting.tick();
     if (now - lastSize >= 1000) {
       metrics.spool_bytes.set(spool.usedBytes());
       lastSize = now;
@@ -190,6 +196,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   sender.stop();
   await senderDone;
   await ingest.stop();
+  alerting.stop();
   clearInterval(checkpoints);
   metrics.spool_frames.set(spool.depth);
   await spool.whenDurable();

@@ -8,9 +8,7 @@ overrides the file.
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import tomllib
 from dataclasses import field, make_dataclass, replace
 from pathlib import Path
@@ -18,13 +16,11 @@ from typing import Any, Mapping
 
 from telemetry_cassandra import CredentialsFileError, read_credentials_file
 
-from .config_error import ConfigError, quote
+from .alert_rules import parse_alert_rules
+from .config_error import ConfigError
 from .config_schema import CREDENTIALS, SECTIONS, default_of
+from .config_values import check_value as _check, convert_value as _convert
 from .serial_port_entries import parse_port_entries, with_baud
-
-_WHOLE_TEXT = re.compile(r"[+-]?[0-9]+")  # numbers written in the environment or a flag
-_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
-
 
 def _section_class(name: str) -> type:
     """A frozen dataclass of the section's keys, each with the schema's default."""
@@ -42,64 +38,9 @@ LogConfig = _section_class("log")
 _CLASSES = {"serial": SerialConfig, "decode": DecodeConfig, "time": TimeConfig, "spool": SpoolConfig,
             "cassandra": CassandraConfig, "metrics": MetricsConfig, "log": LogConfig}
 assert list(_CLASSES) == list(SECTIONS), "a section of config.schema.json has no class here"
-Config = make_dataclass("Config", [(name, cls, field(default=cls())) for name, cls in _CLASSES.items()],
-                        frozen=True)
-
-
-def _convert(key: str, declared: Mapping[str, Any], value: Any, text: bool, origin: str) -> Any:
-    """value as the key's type. text: from the environment or a flag, where numbers and lists are written as
-    text; in the TOML file a number key needs a TOML number."""
-    kind = declared["type"]
-    if kind == "strings":
-        if text and isinstance(value, str):
-            return tuple(item.strip() for item in value.split(",") if item.strip())
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            return tuple(value)
-        raise ConfigError(key, "type", f"must be a list of strings, not {quote(value)}", origin)
-    if kind in ("whole", "number"):
-        whole = kind == "whole"
-        wanted = "a whole number" if whole else "a number"
-        if text and isinstance(value, str):
-            if not (_WHOLE_TEXT if whole else _NUMBER_TEXT).fullmatch(value.strip()):
-                raise ConfigError(key, "type", f"must be {wanted}, not {quote(value)}", origin)
-            value = int(value) if whole else float(value)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(key, "type", f"must be {wanted}, not {quote(value)}", origin)
-        if not math.isfinite(value):  # TOML has nan and inf
-            raise ConfigError(key, "range", f"must be finite, not {quote(value)}", origin)
-        if whole and not float(value).is_integer():
-            raise ConfigError(key, "type", f"must be a whole number, not {quote(value)}", origin)
-        return int(value) if whole else float(value)
-    if not isinstance(value, str):
-        raise ConfigError(key, "type", f"must be a string, not {quote(value)}", origin)
-    return value
-
-
-def _check(key: str, declared: Mapping[str, Any], value: Any, origin: str) -> Any:
-    """The key's own rules from the schema; returns the value resolved (a choice in the case declared)."""
-    low, high = declared.get("above", declared.get("min")), declared.get("max")
-    if low is not None and not (low < value if "above" in declared else low <= value) or (
-            high is not None and value > high):
-        bounds = f"more than {low} and at most {high}" if "above" in declared else f"{low}..{high}"
-        raise ConfigError(key, "range", f"must be {bounds}, not {quote(value)}", origin)
-    if "choices" in declared:
-        canonical = {choice.lower(): choice for choice in declared["choices"]}
-        if value.lower() not in canonical:
-            raise ConfigError(key, "choice", f"must be one of {', '.join(declared['choices'])}, not {quote(value)}",
-                              origin)
-        value = canonical[value.lower()]
-    if declared.get("not_empty") and not value:
-        raise ConfigError(key, "required", "must not be empty", origin)
-    if declared.get("items_not_empty") and not all(value):
-        raise ConfigError(key, "syntax", "an item is empty", origin)
-    if "pattern" in declared and not re.fullmatch(declared["pattern"], value):
-        raise ConfigError(key, "syntax", f"{quote(value)} does not match {declared['pattern']}", origin)
-    if declared.get("form") == "host_port" and value:
-        _host, colon, port = value.rpartition(":")
-        if not colon or not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise ConfigError(key, "syntax", f"must be HOST:PORT (PORT 1..65535), or \"\" for none, not {quote(value)}",
-                              origin)
-    return value
+# alerts: the [[alerts]] rules (alert_rules.AlertRule), file only.
+Config = make_dataclass("Config", [(name, cls, field(default=cls())) for name, cls in _CLASSES.items()]
+                        + [("alerts", tuple, field(default=()))], frozen=True)
 
 
 def _check_cross_key(config: Any, origins: Mapping[str, str]) -> None:
@@ -120,7 +61,7 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] = os.environ,
     in_file = f"in {file}" if file else ""
     sections = {}
     origins: dict[str, str] = {}
-    for unknown in sorted(set(data) - set(SECTIONS)):
+    for unknown in sorted(set(data) - set(SECTIONS) - {"alerts"}):
         raise ConfigError(unknown, "unknown_section", f"there is no [{unknown}]", in_file)
     for section, keys in SECTIONS.items():
         given = data.get(section, {})
@@ -147,7 +88,7 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] = os.environ,
         sections[section] = _CLASSES[section](**values)
     serial = sections["serial"]
     sections["serial"] = replace(serial, ports=tuple(with_baud(port, serial.baud) for port in serial.ports))
-    config = Config(**sections)
+    config = Config(**sections, alerts=parse_alert_rules(data.get("alerts", []), in_file))
     _check_cross_key(config, origins)
     return config
 

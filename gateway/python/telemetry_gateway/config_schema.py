@@ -16,6 +16,7 @@ SCHEMA: dict[str, Any] = json.loads(
 SECTIONS: dict[str, dict[str, dict[str, Any]]] = {
     name: section["keys"] for name, section in SCHEMA["sections"].items()}
 PORT_TABLE: dict[str, dict[str, Any]] = SCHEMA["port_table"]
+ALERT_TABLE: dict[str, dict[str, Any]] = SCHEMA["alert_table"]  # the keys of an [[alerts]] table
 CREDENTIALS: dict[str, Any] = SCHEMA["credentials"]
 
 

@@ -63,11 +63,13 @@ class Received(NamedTuple):
 
 
 class Ingest:
-    def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled, wake_on_ack: bool = True) -> None:
+    def __init__(self, config: Config, spool: Spool, metrics: Metrics, on_spooled, wake_on_ack: bool = True,
+                 on_accepted=None) -> None:
         self.queue: queue.Queue[Received] = queue.Queue()  # bounded by the readers' credits
         self._spool = spool
         self._metrics = metrics
         self._on_spooled = on_spooled
+        self._on_accepted = on_accepted  # each group of accepted frames, in order (the alert rules)
         # Each source's last safe seq from the earlier run: gaps across the restart are counted (spool.md).
         self._acceptor = FrameAcceptor(config, metrics, spool.last_receipt_stamps(config.decode.max_sources),
                                        spool.last_seqs(config.decode.max_sources), spool.unclean_stop)
@@ -88,6 +90,11 @@ class Ingest:
         self.lost_frames = 0  # accepted frames given up at a stop (no room): the stop's log line counts them
         self.finished = False  # run() returned: False after it failed
         self.heartbeat = time.monotonic()
+
+    @property
+    def known_sources(self) -> list[str]:
+        """The sources the spool knew at start (their receipt stamps): the alert rules' silence watches them."""
+        return list(self._acceptor.recent)
 
     def unspooled_frames(self) -> int:
         """Frames read but not handed to the spool: accepted ones pending, and those still queued. After this
@@ -216,6 +223,8 @@ class Ingest:
             pass
         reads = [read for read in reads if read is not WAKE]
         accepted, seqs = self._acceptor.accept_reads(reads)
+        if accepted and self._on_accepted is not None:
+            self._on_accepted(accepted)
         return accepted, seqs, [read.credit for read in reads]
 
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],

@@ -55,6 +55,8 @@ class Metrics:
         self.spool_frames_committed = declare("spool_frames_committed_total", r)
         self.spool_holding = declare("spool_holding", r)
         self.frames_possibly_lost = declare("frames_possibly_lost_total", r)
+        self.alerts_firing = declare("alerts_firing", r)
+        self.alert_command_failures = declare("alert_command_failures_total", r)
 
 
 def declare(name: str, registry: CollectorRegistry) -> Counter | Gauge | Histogram:

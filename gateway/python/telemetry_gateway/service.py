@@ -18,6 +18,7 @@ import time
 from prometheus_client import start_http_server
 
 from .cassandra_session import build_cluster
+from .alerting import Alerting
 from .config import Config
 from .ingest import Ingest
 from .inputs import SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput
@@ -77,7 +78,9 @@ class Gateway:
         # Deferred on serial ports: an acknowledgement only lets a held frame go, which can wait for the next read
         # or due frame; a file replay (exit_when_drained) and a spool file's deletes are waited for.
         self.ingest = Ingest(config, self.spool, self.metrics, on_spooled=lambda: self.sender and self.sender.nudge(),
-                             wake_on_ack=bool(streams) or config.spool.fsync != "deferred")
+                             wake_on_ack=bool(streams) or config.spool.fsync != "deferred",
+                             on_accepted=(lambda frames: self.alerting.frames(frames)) if config.alerts else None)
+        self.alerting = Alerting(config.alerts, self.metrics, config.decode.max_sources, self.ingest.known_sources)
         self.sender = Sender(self.spool, lambda: build_cluster(config.cassandra), config.cassandra.keyspace,
                              config.cassandra.batch_rows, config.cassandra.max_in_flight,
                              config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge,
@@ -158,6 +161,8 @@ class Gateway:
                 status = 1
                 break
             self.metrics.spool_frames.set(self.spool.depth)
+            if self.alerting.active:
+                self.alerting.tick()
             if now - last_size >= 1.0:
                 self.metrics.spool_bytes.set(self.spool.used_bytes())
                 last_size = now
@@ -181,6 +186,7 @@ class Gateway:
         sender.join()
         self.ingest.stop()
         ingest.join()
+        self.alerting.stop()
         self._checkpoints_stop.set()
         checkpoints.join()
         self.metrics.spool_frames.set(self.spool.depth)

@@ -280,4 +280,5 @@ def test_every_vector_file_is_driven():
     driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl",
               "retry.jsonl", "error_kinds.jsonl", "log_fields.jsonl", "decode_text.jsonl"}  # the last two: test_logs.py, test_decode_command.py
     driven.add("signing.jsonl")  # test_signing.py
+    driven.add("alerts.jsonl")  # test_alerts.py
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven
