@@ -20,15 +20,19 @@ from .text_forms import field_text
 ENV_PREFIX = "TELEMETRY_"  # the gateway's own variables, credentials among them, never reach a command
 
 
+def iso_ms(ms: int) -> str:
+    """Unix ms as UTC ISO 8601 with milliseconds: 2026-11-26T09:30:00.123Z."""
+    seconds, millis = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
 def command_env(transition: Transition, base: Mapping[str, str]) -> dict[str, str]:
     """The command's environment: base less TELEMETRY_*, plus ALERT_*."""
     env = {name: value for name, value in base.items() if not name.startswith(ENV_PREFIX)}
-    seconds, millis = divmod(transition.at, 1000)
     env.update(ALERT_RULE=transition.rule, ALERT_SOURCE=transition.source, ALERT_STATE=transition.state,
                ALERT_KIND=transition.kind, ALERT_METRIC=transition.metric or "",
                ALERT_VALUE=field_text(float(transition.value)), ALERT_THRESHOLD=field_text(float(transition.threshold)),
-               ALERT_AT=str(transition.at),
-               ALERT_TIME=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z")
+               ALERT_AT=str(transition.at), ALERT_TIME=iso_ms(transition.at))
     return env
 
 

@@ -9,18 +9,13 @@ import threading
 import time
 from typing import Iterable
 
-from .alert_commands import AlertCommands
+from .alert_commands import AlertCommands, iso_ms
 from .alert_rules import AlertRule
 from .alert_states import FIRING, AlertStates, Transition
 from .logs import event
 from .metrics import Metrics
 from .reading_values import unpack_values
 from .spool import NewFrame
-
-
-def iso_ms(ms: int) -> str:
-    seconds, millis = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 class Alerting:
