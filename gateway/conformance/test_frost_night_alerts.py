@@ -47,7 +47,7 @@ command = [{command}]
 
 [[alerts]]
 name = "quiet"
-silent_s = 2.0
+silent_s = 1.0
 command = [{command}]
 """
 
@@ -88,9 +88,9 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
                                     ["ok", "below", "temp_in", "3", "3", str(at[20])]], name
         assert by_rule["cold"] == [["firing", "below", "temp_in", "4", "5", str(at[4])],
                                    ["ok", "below", "temp_in", "6", "6", str(at[24])]], name
-        assert [run[:3] + [run[4]] for run in by_rule["quiet"]] == [["firing", "silence", "-", "2"],
-                                                                    ["ok", "silence", "-", "2"]], name
-        assert all(float(run[3]) > 2 for run in by_rule["quiet"]), name
+        assert [run[:3] + [run[4]] for run in by_rule["quiet"]] == [["firing", "silence", "-", "1"],
+                                                                    ["ok", "silence", "-", "1"]], name
+        assert all(float(run[3]) > 1 for run in by_rule["quiet"]), name
         log = gateway.log()
         for rule in ("frost", "cold", "quiet"):
             for transition in ("alert_raised", "alert_cleared"):
