@@ -44,6 +44,10 @@ def wait_for(condition, timeout_s=5.0):
 FROST = {"name": "frost", "metric": "temp_in", "below": 2.0, "clear_at": 3.0}
 
 
+def firing(metrics, rule, source):
+    return metrics.registry.get_sample_value("telemetry_gateway_alerts_firing", {"rule": rule, "source": source})
+
+
 def frame(source, ts_ms, **values):
     return NewFrame.of(source, ts_ms, ts_ms, tuple(values.items()))
 
@@ -53,10 +57,11 @@ def test_transitions_log_set_the_gauge_and_feed_the_status_seam(caplog):
     alerting = Alerting(parse_alert_rules([FROST], ""), metrics, 1000, start_ms=0)
     with caplog.at_level(logging.INFO, logger="telemetry_gateway"):
         alerting.frames([frame("g1", 1_000, temp_in=5.0, humidity=40.0), frame("g1", 2_000, temp_in=1.5)])
-        assert alerting.states() == {"g1": [{"rule": "frost", "state": "firing", "since": "1970-01-01T00:00:02.000Z"}]}
-        assert metrics.registry.get_sample_value("telemetry_gateway_alerts_firing", {"rule": "frost", "source": "g1"}) == 1
+        assert alerting.states() == {"g1": [{"rule": "frost", "state": "firing",
+                                             "since": "1970-01-01T00:00:02.000Z"}]}
+        assert firing(metrics, "frost", "g1") == 1
         alerting.frames([frame("g1", 3_000, temp_in=3.0)])
-    assert metrics.registry.get_sample_value("telemetry_gateway_alerts_firing", {"rule": "frost", "source": "g1"}) == 0
+    assert firing(metrics, "frost", "g1") == 0
     assert [r.getMessage() for r in caplog.records] == [
         "event=alert_raised rule=frost source=g1 kind=below metric=temp_in value=1.5 threshold=2 at=2000",
         "event=alert_cleared rule=frost source=g1 kind=below metric=temp_in value=3 threshold=3 at=3000"]
@@ -68,9 +73,9 @@ def test_silence_is_ticked_and_forgotten_sources_lose_their_series():
     alerting = Alerting(parse_alert_rules([{"name": "quiet", "silent_s": 1.0}], ""), metrics, 1, known=["old"],
                         start_ms=0)
     alerting.tick(1_001)
-    assert metrics.registry.get_sample_value("telemetry_gateway_alerts_firing", {"rule": "quiet", "source": "old"}) == 1
+    assert firing(metrics, "quiet", "old") == 1
     alerting.frames([frame("new", 5, temp_in=1.0)])  # max_sources 1: "old" is forgotten
-    assert metrics.registry.get_sample_value("telemetry_gateway_alerts_firing", {"rule": "quiet", "source": "old"}) is None
+    assert firing(metrics, "quiet", "old") is None
 
 
 def script(tmp_path, body):
@@ -93,7 +98,8 @@ def test_the_command_gets_the_alert_in_its_environment_and_no_credentials():
 def test_one_run_in_flight_per_rule_the_newest_waiting_per_source(tmp_path):
     out = tmp_path / "runs"
     argv = script(tmp_path, f"open({str(out)!r}, 'a').write(os.environ['ALERT_SOURCE'] + ' ' + "
-                            "os.environ['ALERT_STATE'] + chr(10)); time.sleep(0.3 if os.environ['ALERT_SOURCE'] == 'g1' else 0)")
+                            "os.environ['ALERT_STATE'] + chr(10))\n"
+                            "time.sleep(0.3 if os.environ['ALERT_SOURCE'] == 'g1' else 0)")
     rules = parse_alert_rules([{**FROST, "command": argv}], "")
     failures = []
     commands = AlertCommands(rules, failures.append)
