@@ -24,7 +24,7 @@ HISTOGRAM_SAMPLES = ("_bucket", "_count", "_sum")
 # Families whose series the lines below make appear (the rest are checked through their HELP/TYPE lines).
 FED = ("lines_read_total", "status_lines_total", "frames_accepted_total", "rejects_total", "duplicates_total",
        "seq_missing_frames_total", "board_restarts_total", "seq_conflicts_total", "explicit_time_refused_total",
-       "input_up")
+       "input_up", "build_info", "source_last_seen_seconds")
 
 
 def exposition(port: int) -> str:

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { ConfigError, loadConfig } from './config.js';
+import { versionLine } from './version.js';
 
 export const PROG = 'telemetry-gateway-node';
 export const DEFAULT_CONFIG = '/etc/telemetry-gateway/config.toml';
@@ -44,6 +45,7 @@ Commands:
 
 Options:
   -h, --help   this help
+  --version    print the version and exit
 `;
 const CONFIG_HELP = `  -h, --help                  this help
   --config FILE               TOML file (env TELEMETRY_CONFIG; default ${DEFAULT_CONFIG} if it exists)
@@ -153,6 +155,10 @@ async function logFatal(error) {
  */
 export async function main(argv, io = {}) {
   const { stdout = process.stdout, stderr = process.stderr, env = process.env } = io;
+  if (argv.length === 1 && argv[0] === '--version') {
+    stdout.write(`${versionLine()}\n`);
+    return 0;
+  }
   if (argv[0] === 'decode') { // its own arguments, parsed by decode-command.js
     const { decodeCommand } = await import('./decode-command.js');
     return decodeCommand(argv.slice(1), { stdout, stderr });

@@ -9,6 +9,7 @@
 import { RateLimitedLog, event } from './logs.js';
 import { NEXT, SeqTracker } from './seq-tracker.js';
 import { packValues } from './reading-values.js';
+import { SourceTally } from './status-tally.js';
 import { DAY_MS, Stamper } from './timestamps.js';
 
 export class FrameAcceptor {
@@ -32,6 +33,7 @@ export class FrameAcceptor {
     for (const [source, [seq]] of storedSeqs) this.seq.resume(source, seq);
     // After an unclean stop: the stored [seq, ts_ms] of the sources whose first gap is still to be reported.
     this.possiblyLost = unclean ? new Map(storedSeqs) : new Map();
+    this.tally = new SourceTally(); // for the status page
   }
 
   /** The rows to commit of these reads' frames ({frames, receivedMs} each). */
@@ -75,6 +77,7 @@ export class FrameAcceptor {
         key: source, source, t: frame.t, action: "stamped with the time of receipt; check the board's clock",
       });
     }
+    this.tally.frame(source, receivedMs, stamp.ts_ms, frame.values);
     return { source, ts_ms: stamp.ts_ms, received_ms: receivedMs, metrics: packed.metrics, vals: packed.vals,
       seq: frame.seq };
   }
@@ -84,6 +87,7 @@ export class FrameAcceptor {
     const { source } = frame;
     if (verdict.duplicate) {
       this.metrics.duplicates.inc({ source });
+      this.tally.duplicate(source);
       return false;
     }
     if (verdict.conflict) {
@@ -95,6 +99,7 @@ export class FrameAcceptor {
     }
     if (verdict.missing) {
       this.metrics.seq_missing.inc({ source }, verdict.missing);
+      this.tally.gap(source, verdict.missing);
       this.log.event('info', 'seq_gap', { key: source, source, missing: verdict.missing, seq: frame.seq });
     }
     if (verdict.restarted) {
@@ -123,6 +128,7 @@ export class FrameAcceptor {
       this.recent.delete(old);
       this.seq.forget(old);
       this.stamper.forget(old);
+      this.tally.forget(old);
       this.possiblyLost.delete(old);
       const m = this.metrics;
       for (const counter of [m.duplicates, m.seq_missing, m.board_restarts, m.seq_conflicts, m.time_refused,

@@ -150,7 +150,24 @@ export function createMetrics() {
     spool_frames_committed: declare('spool_frames_committed_total', r),
     spool_holding: declare('spool_holding', r),
     frames_possibly_lost: declare('frames_possibly_lost_total', r),
+    build_info: declare('build_info', r),
+    last_seen: lastSeenGauge(r),
     alerts_firing: declare('alerts_firing', r),
     alert_command_failures: declare('alert_command_failures_total', r),
   };
+}
+
+/** source_last_seen_seconds, read at each scrape from its read() (Map source → Unix ms; the status tally's), so
+ * accepting a frame costs no gauge update. */
+function lastSeenGauge(registry) {
+  const { name, help, labels } = family('source_last_seen_seconds');
+  const gauge = new Gauge({
+    name, help, labelNames: Object.keys(labels), registers: [registry],
+    collect() {
+      this.reset();
+      for (const [source, ms] of gauge.read()) this.set({ source }, ms / 1000);
+    },
+  });
+  gauge.read = () => new Map();
+  return gauge;
 }

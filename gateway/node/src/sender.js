@@ -49,6 +49,7 @@ export class Sender {
     this.onAcked = onAcked;
     this.onLink = onLink;
     this.linkState = [false, true]; // [connected, writeOk] as last told
+    this.lastError = null; // [error kind, wall ms] of the last failure: the status page's
     this.log = new RateLimitedLog();
     this.client = null;
     this.connectAttempts = 0;
@@ -142,6 +143,7 @@ export class Sender {
       this.link(false, this.linkState[1]);
       const condition = conditionOf(error);
       const kind = kindOf(condition);
+      this.lastError = [kind, Date.now()];
       this.log.event('warning', 'cassandra_unreachable', { condition: conditionName(condition), kind,
         detail: firstLine(error), action: CONNECT_ACTIONS[kind] ?? CONNECT_ACTIONS.other });
       return false;
@@ -230,6 +232,7 @@ export class Sender {
         const kind = kindOf(condition);
         this.link(this.linkState[0], false);
         this.metrics.write_errors.inc({ error: kind });
+        this.lastError = [kind, Date.now()];
         if (kind === 'unavailable' || kind === 'timeout' || kind === 'overloaded') {
           this.metrics.cassandra_up.set(error?.name === 'NoHostAvailableError' ? 0 : 1);
         }

@@ -22,7 +22,9 @@ import { startMetricsServer } from './metrics-server.js';
 import { lineDecoder } from './room-csv.js';
 import { Sender } from './sender.js';
 import { Spool } from './spool/index.js';
+import { StatusPage } from './status-page.js';
 import { SystemdNotifier } from './systemd-notify.js';
+import { IMPLEMENTATION, VERSION } from './version.js';
 
 const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
 const CHECKPOINT_MS = 1000; // with fsync = batch or deferred, checkpoints only keep the WAL small (deferred: rarely)
@@ -145,8 +147,16 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     }
   }, config.spool.fsync === 'interval' ? config.spool.fsync_interval_ms : CHECKPOINT_MS);
 
+  const { tally } = ingest.acceptor;
+  metrics.build_info.set({ version: VERSION, implementation: IMPLEMENTATION, policy: config.spool.fsync }, 1);
+  metrics.last_seen.read = () => tally.lastSeenMs();
+  const statusPage = new StatusPage({ version: VERSION, implementation: IMPLEMENTATION, policy: config.spool.fsync,
+    startedMs: Date.now(), staleAfterS: config.metrics.stale_after_s },
+  { tally, spool, lastError: () => sender.lastError, metrics }); // alertStates: the alert rules' seam (none yet)
   let server = null;
-  if (config.metrics.listen) server = await startMetricsServer(config.metrics.listen, metrics.registry);
+  if (config.metrics.listen) {
+    server = await startMetricsServer(config.metrics.listen, metrics.registry, statusPage);
+  }
   const notifier = new SystemdNotifier();
   sender.start();
   const senderDone = sender.done.catch((error) => {

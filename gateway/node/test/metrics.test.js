@@ -214,7 +214,8 @@ describe('the /metrics endpoint', () => {
       assert.equal(scraped.type, 'text/plain; version=0.0.4; charset=utf-8');
       assert.equal(scraped.body, await metrics.registry.metrics());
       assert.equal((await get(server.port, '/metrics?name[]=x')).status, 200);
-      assert.equal((await get(server.port, '/')).status, 404);
+      assert.equal((await get(server.port, '/')).status, 404); // without a status page
+      assert.equal((await get(server.port, '/status.json')).status, 404);
       assert.equal((await get(server.port, '/metrics/x')).status, 404);
       assert.equal((await get(server.port, '/metrics', 'POST')).status, 405);
     } finally {

@@ -11,6 +11,7 @@ from pathlib import Path
 from .config import Config, ConfigError, load_config
 from .logs import event, setup_logging
 from .spool import SpoolFormatError
+from .version import version_line
 
 DEFAULT_CONFIG = "/etc/telemetry-gateway/config.toml"
 
@@ -109,6 +110,7 @@ def connection_hint(error: str, config: Config) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="telemetry-gateway", allow_abbrev=False,
                                 description="Serial telemetry frames into Cassandra.")
+    p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", allow_abbrev=False, help="read inputs, spool, write to Cassandra (the service)")
     add_config_flags(run)
@@ -128,6 +130,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:
+        print(version_line())
+        return 0
     if argv[:1] == ["decode"]:
         from .decode_command import main as decode_main
         return decode_main(argv[1:])

@@ -20,6 +20,7 @@ from .metrics import Metrics
 from .seq_tracker import NEXT, SeqTracker
 from .spool import NewFrame
 from .spool.safe_seqs import Seqs
+from .status_tally import SourceTally
 from .timestamps import DAY_MS, Stamper
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class FrameAcceptor:
         # After an unclean stop: the stored (seq, ts_ms) of the sources whose first gap is still to be reported.
         self._persisted = dict(stored_seqs)
         self._unclean = unclean
+        self.tally = SourceTally()  # for the status page; under its lock while reads are accepted
         self.stamper = Stamper(int(config.time.max_future_s * 1000), int(config.time.max_age_days * DAY_MS),
                                last_receipt=receipt_stamps, max_sources=config.decode.max_sources)
         # The sources whose state is kept, least recently seen first: at most max_sources (_new_source).
@@ -49,14 +51,15 @@ class FrameAcceptor:
         accepted: list[NewFrame] = []
         seqs: Seqs = {}
         formats: Counter[str] = Counter()
-        for frames_of_read, received_ms, _credit in reads:
-            for frame in frames_of_read:
-                new = self.accept(frame, received_ms)
-                if new is not None:
-                    accepted.append(new)
-                    formats[frame.format] += 1
-                    if frame.seq is not None:
-                        seqs[frame.source] = (frame.seq, new.ts_ms)
+        with self.tally.lock:
+            for frames_of_read, received_ms, _credit in reads:
+                for frame in frames_of_read:
+                    new = self.accept(frame, received_ms)
+                    if new is not None:
+                        accepted.append(new)
+                        formats[frame.format] += 1
+                        if frame.seq is not None:
+                            seqs[frame.source] = (frame.seq, new.ts_ms)
         for kind, count in formats.items():  # the counter once per group, not once per frame
             self._metrics.frames_accepted.labels(kind).inc(count)
         return accepted, seqs
@@ -73,6 +76,7 @@ class FrameAcceptor:
             if verdict is not NEXT:  # most frames: no attribute to look at
                 if verdict.duplicate:
                     self._metrics.duplicates.labels(frame.source).inc()
+                    self.tally.duplicate(frame.source)
                     return None
                 if verdict.conflict:
                     self._metrics.seq_conflicts.labels(frame.source).inc()
@@ -81,6 +85,7 @@ class FrameAcceptor:
                                     "(two boards with one name?)")
                 if verdict.missing:
                     self._metrics.seq_missing.labels(frame.source).inc(verdict.missing)
+                    self.tally.gap(frame.source, verdict.missing)
                     self._log.event(logging.INFO, "seq_gap", key=frame.source, source=frame.source,
                                     missing=verdict.missing, seq=frame.seq)
                     if verdict.resumed and self._unclean:
@@ -93,6 +98,7 @@ class FrameAcceptor:
             self._metrics.time_refused.labels(frame.source).inc()
             self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
+        self.tally.frame(frame.source, received_ms, stamp.ts_ms, (frame.metrics, frame.vals))
         return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
 
     def _possibly_lost(self, source: str, missing: int) -> None:
@@ -112,6 +118,7 @@ class FrameAcceptor:
             old, _ = self.recent.popitem(last=False)
             self.seq.forget(old)
             self.stamper.forget(old)
+            self.tally.forget(old)
             for counter in (self._metrics.duplicates, self._metrics.seq_missing, self._metrics.board_restarts,
                             self._metrics.seq_conflicts, self._metrics.time_refused,
                             self._metrics.frames_possibly_lost):

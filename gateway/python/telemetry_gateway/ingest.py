@@ -96,6 +96,11 @@ class Ingest:
         """The sources the spool knew at start (their receipt stamps): the alert rules' silence watches them."""
         return list(self._acceptor.recent)
 
+    @property
+    def status_tally(self):
+        """The per-source tally of accepted frames (status_tally.py), under its lock while reads are accepted."""
+        return self._acceptor.tally
+
     def unspooled_frames(self) -> int:
         """Frames read but not handed to the spool: accepted ones pending, and those still queued. After this
         stage failed they are lost; the stop's log line counts them."""

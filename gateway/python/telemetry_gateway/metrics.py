@@ -8,10 +8,10 @@ import json
 import threading
 from bisect import bisect_left
 from importlib.resources import files
-from typing import Iterable
+from typing import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
-from prometheus_client.metrics_core import HistogramMetricFamily
+from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -55,6 +55,8 @@ class Metrics:
         self.spool_frames_committed = declare("spool_frames_committed_total", r)
         self.spool_holding = declare("spool_holding", r)
         self.frames_possibly_lost = declare("frames_possibly_lost_total", r)
+        self.build_info = declare("build_info", r)
+        self.last_seen = LastSeen(FAMILIES[PREFIX + "source_last_seen_seconds"], r)
         self.alerts_firing = declare("alerts_firing", r)
         self.alert_command_failures = declare("alert_command_failures_total", r)
 
@@ -105,3 +107,22 @@ class CountedHistogram(Collector):
 
     def describe(self) -> Iterable[HistogramMetricFamily]:
         yield HistogramMetricFamily(self._name, self._documentation)
+
+
+class LastSeen(Collector):
+    """source_last_seen_seconds, read at each scrape from read() ({source: Unix ms}; the status tally's), so
+    accepting a frame costs no gauge update."""
+
+    def __init__(self, family: dict, registry: CollectorRegistry) -> None:
+        self._family = family
+        self.read: Callable[[], dict[str, int]] = dict
+        registry.register(self)
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        gauge = GaugeMetricFamily(self._family["name"], self._family["help"], labels=list(self._family["labels"]))
+        for source, ms in sorted(self.read().items()):
+            gauge.add_metric([source], ms / 1000)
+        yield gauge
+
+    def describe(self) -> Iterable[GaugeMetricFamily]:
+        yield GaugeMetricFamily(self._family["name"], self._family["help"], labels=list(self._family["labels"]))

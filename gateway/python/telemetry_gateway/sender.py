@@ -69,6 +69,7 @@ class Sender:
         self._on_acked = on_acked
         self._on_link = on_link  # connected and the last write succeeded: whether the spool may hold frames
         self._link_ok = False
+        self.last_error: tuple[str, int] | None = None  # (error kind, wall ms) of the last failure: status page
         self._log = RateLimitedLog()
         self._cluster: Cluster | None = None
         self._session: Session | None = None
@@ -144,6 +145,7 @@ class Sender:
             self._link(False)
             condition = condition_of(error)
             kind = kind_of(condition)
+            self.last_error = (kind, time.time_ns() // 1_000_000)
             self._log.event(logging.WARNING, "cassandra_unreachable", condition=condition_name(condition), kind=kind,
                             detail=first_line(error), action=CONNECT_ACTIONS.get(kind, CONNECT_ACTIONS["other"]))
             return False
@@ -233,6 +235,7 @@ class Sender:
                 kind = kind_of(condition)
                 self._link(False)
                 self._metrics.write_errors.labels(kind).inc()
+                self.last_error = (kind, time.time_ns() // 1_000_000)
                 if kind in ("unavailable", "timeout", "overloaded"):
                     self._metrics.cassandra_up.set(0 if isinstance(error, NoHostAvailable) else 1)
                 self._retries.retry_later(request, now)

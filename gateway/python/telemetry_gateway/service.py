@@ -15,8 +15,6 @@ import sqlite3
 import threading
 import time
 
-from prometheus_client import start_http_server
-
 from .cassandra_session import build_cluster
 from .alerting import Alerting
 from .config import Config
@@ -28,7 +26,11 @@ from .metrics import Metrics
 from .room_csv import line_decoder
 from .sender import Sender
 from .spool import Spool
+from .status_document import GatewayFacts
+from .status_page import StatusPage
+from .status_server import start_status_server
 from .systemd_notify import SystemdNotifier
+from .version import IMPLEMENTATION, VERSION
 
 STALL_S = 30.0  # a stage whose loop has not turned for this long is stuck: stop feeding the watchdog
 CHECKPOINT_S = 1.0  # with fsync = batch, checkpoints only keep the WAL small
@@ -45,6 +47,11 @@ UNCLEAN_STOP_ACTIONS = {
     "interval": "the last run did not stop cleanly: after a power cut, frames of its last fsync_interval_ms may be "
                 "missing; seq gaps are counted in frames_possibly_lost",
 }
+
+
+def _locked(tally, read):
+    with tally.lock:
+        return read()
 
 
 def open_spool(config: Config) -> Spool:
@@ -85,6 +92,13 @@ class Gateway:
                              config.cassandra.batch_rows, config.cassandra.max_in_flight,
                              config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge,
                              on_link=self._link_changed)
+        tally = self.ingest.status_tally
+        self.metrics.build_info.labels(VERSION, IMPLEMENTATION, config.spool.fsync).set(1)
+        self.metrics.last_seen.read = lambda: _locked(tally, tally.last_seen_ms)
+        facts = GatewayFacts(VERSION, IMPLEMENTATION, config.spool.fsync, time.time_ns() // 1_000_000,
+                             config.metrics.stale_after_s)
+        # alert_states: the seam the alert rules fill (status.md, "Alert states"); none yet
+        self.status_page = StatusPage(facts, tally, self.spool, lambda: self.sender.last_error, self.metrics)
         self._streams_open = len(streams)
         self._exit_when_drained = exit_when_drained
         self._inputs: list[threading.Thread] = []
@@ -125,8 +139,7 @@ class Gateway:
         notifier = SystemdNotifier()
         server = None
         if self.config.metrics.listen:
-            host, _, port = self.config.metrics.listen.rpartition(":")
-            server, _ = start_http_server(int(port), addr=host or "0.0.0.0", registry=self.metrics.registry)
+            server = start_status_server(self.config.metrics.listen, self.metrics.registry, self.status_page)
         signal.signal(signal.SIGTERM, self.request_stop)
         signal.signal(signal.SIGINT, self.request_stop)
         signal.signal(signal.SIGHUP, self.request_stop)  # a closed terminal: the same orderly stop
@@ -195,6 +208,7 @@ class Gateway:
         lost += self.spool.close()
         if server is not None:
             server.shutdown()
+            server.server_close()
         event(logging.WARNING if lost else logging.INFO, "gateway_stopped", spooled_frames=self.spool.file_depth,
               lost_frames=lost)
         return status

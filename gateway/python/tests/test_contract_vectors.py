@@ -278,7 +278,8 @@ def test_error_kinds(case):
 
 def test_every_vector_file_is_driven():
     driven = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl",
-              "retry.jsonl", "error_kinds.jsonl", "log_fields.jsonl", "decode_text.jsonl"}  # the last two: test_logs.py, test_decode_command.py
+              "retry.jsonl", "error_kinds.jsonl", "log_fields.jsonl", "decode_text.jsonl",  # these two: test_logs.py,
+              "status_tally.jsonl"}  # test_decode_command.py; this one: test_status.py
     driven.add("signing.jsonl")  # test_signing.py
     driven.add("alerts.jsonl")  # test_alerts.py
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven

@@ -73,6 +73,11 @@ export class Spool {
     return this._policy.setLink(this._store, connected, writeOk);
   }
 
+  /** received_ms of the oldest frame in the file; null when it has none (held frames are younger than holdMs). */
+  oldestReceivedMs() {
+    return this._store.oldestReceivedMs();
+  }
+
   /** Bytes of the pages in use: what the cap is measured in. */
   usedBytes() {
     return this._room.usedBytes();

@@ -126,6 +126,7 @@ export class Store {
     // (a malloc and the GC's external-memory accounting per frame); a Buffer from a string comes from Node's pool.
     this._take = this.reader.prepare('SELECT id, source, ts_ms, received_ms, metrics, hex(vals) AS vals FROM frames '
       + 'WHERE id > ? ORDER BY id LIMIT ?');
+    this._oldestReceived = this.reader.prepare('SELECT received_ms FROM frames ORDER BY id LIMIT 1').pluck();
     this.changes = 0; // rows changed through the writer: the file changed when this did
     this.depth = db.prepare('SELECT count(*) FROM frames').pluck().get(); // frames in the file
     this.maxId = db.prepare('SELECT coalesce(max(id), 0) FROM frames').pluck().get();
@@ -175,6 +176,12 @@ export class Store {
     }
     const count = this.db.prepare('SELECT count(*) FROM frames WHERE id BETWEEN ? AND ?').pluck();
     return merged.reduce((n, [first, last]) => n + count.get(first, last), 0) >= this.depth;
+  }
+
+  /** When the oldest frame in the file was read (the status page's age of what is not yet in Cassandra); null
+   * when the file has none. */
+  oldestReceivedMs() {
+    return this._oldestReceived.get() ?? null;
   }
 
   /** The oldest committed frames with an id above afterId: [{id, source, ts_ms, received_ms, metrics, vals}]. */

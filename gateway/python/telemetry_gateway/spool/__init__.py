@@ -87,6 +87,11 @@ class Spool:
         """The sender's state: connected and its last write succeeded. True if this makes held frames due now."""
         return self._policy.set_link(ok)
 
+    def oldest_received_ms(self) -> int | None:
+        """received_ms of the oldest frame in the file; None when it has none (held frames are younger than
+        hold_ms)."""
+        return self._store.oldest_received_ms()
+
     def used_bytes(self) -> int:
         return self._room.used_bytes()
 

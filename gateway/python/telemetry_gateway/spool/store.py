@@ -166,6 +166,12 @@ class Store:
                                         "WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
         return list(map(SpooledFrame._make, rows))
 
+    def oldest_received_ms(self) -> int | None:
+        """When the oldest frame in the file was read (the status page's age of what is not yet in Cassandra)."""
+        with self._reader_lock:
+            row = self._reader.execute("SELECT received_ms FROM frames ORDER BY id LIMIT 1").fetchone()
+        return None if row is None else row[0]
+
     def newest_rows(self, table: str, columns: str, column: str, limit: int) -> list[tuple]:
         """A per-source table's newest limit rows by column (the last one the column); older ones are deleted, so
         junk sources with ever new names cannot grow the table (a full disk: pruned at a later start)."""

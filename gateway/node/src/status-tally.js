@@ -1,0 +1,93 @@
+// Per-source tally for the status page (gateway/contract/status.md): the last frame and its values, frames per
+// minute over the last 5 minutes, seq gaps and duplicates since start. A pure function of the events fed to it
+// and the clock readings passed in.
+
+/** Frames per minute are counted over the last 300 whole seconds, the current one included. */
+export const WINDOW_S = 300;
+
+export class SourceTally {
+  constructor() {
+    /** @type {Map<string, {lastReceivedMs: number|null, valuesTsMs: number|null, values: Array<[string, number]>,
+     *   seqGaps: number, duplicates: number, seconds: Array<[number, number]>}>} */
+    this.sources = new Map();
+  }
+
+  state(source) {
+    let state = this.sources.get(source);
+    if (state === undefined) {
+      state = { lastReceivedMs: null, valuesTsMs: null, values: [], seqGaps: 0, duplicates: 0, seconds: [] };
+      this.sources.set(source, state);
+    }
+    return state;
+  }
+
+  /** An accepted frame (stored, not a duplicate), read at receivedMs, its readings ([metric, value]) at tsMs. */
+  frame(source, receivedMs, tsMs, values) {
+    const state = this.state(source);
+    if (state.lastReceivedMs === null || receivedMs >= state.lastReceivedMs) {
+      state.lastReceivedMs = receivedMs;
+      state.valuesTsMs = tsMs;
+      state.values = values;
+    }
+    const second = Math.floor(receivedMs / 1000);
+    const { seconds } = state;
+    const last = seconds.at(-1);
+    if (last !== undefined && last[0] === second) {
+      last[1] += 1;
+    } else {
+      seconds.push([second, 1]);
+      let old = 0;
+      while (seconds[old][0] <= second - WINDOW_S) old += 1;
+      if (old) seconds.splice(0, old);
+    }
+  }
+
+  duplicate(source) {
+    this.state(source).duplicates += 1;
+  }
+
+  gap(source, missing) {
+    this.state(source).seqGaps += missing;
+  }
+
+  /** A source the gateway no longer tracks ([decode] max_sources). */
+  forget(source) {
+    this.sources.delete(source);
+  }
+
+  /** Per source, when its last frame was read. */
+  lastSeenMs() {
+    const seen = new Map();
+    for (const [source, state] of this.sources) if (state.lastReceivedMs !== null) seen.set(source, state.lastReceivedMs);
+    return seen;
+  }
+
+  /** Every source, sorted by its id's code points, as of nowMs. */
+  view(nowMs) {
+    const now = Math.floor(nowMs / 1000);
+    const first = now - WINDOW_S; // seconds after this one are in the window
+    return [...this.sources.keys()].sort(byCodePoint).map((source) => {
+      const state = this.sources.get(source);
+      let frames = 0;
+      for (const [second, count] of state.seconds) if (second > first && second <= now) frames += count;
+      return { source, lastReceivedMs: state.lastReceivedMs, valuesTsMs: state.valuesTsMs, values: state.values,
+        framesPerMinute: frames / (WINDOW_S / 60), seqGaps: state.seqGaps, duplicates: state.duplicates };
+    });
+  }
+}
+
+/** Sorts strings by code point (as Python's sorted does), not by UTF-16 unit. */
+export function byCodePoint(a, b) {
+  if (a === b) return 0;
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
+    if (x[i] !== y[i]) return x[i].codePointAt(0) - y[i].codePointAt(0);
+  }
+  return x.length - y.length;
+}
+
+/** No frame for longer than staleAfterMs (or none since start). */
+export function isStale(lastReceivedMs, nowMs, staleAfterMs) {
+  return lastReceivedMs === null || nowMs - lastReceivedMs > staleAfterMs;
+}

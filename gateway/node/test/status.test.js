@@ -1,0 +1,115 @@
+// The status page's pure parts (status-tally.js against gateway/contract/vectors/status_tally.jsonl,
+// status-document.js), its routes on the metrics listener, and --version. The page itself, in a real browser
+// against a running gateway: gateway/conformance/test_status_page.py.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+import { main } from '../src/cli.js';
+import { createMetrics } from '../src/metrics.js';
+import { startMetricsServer } from '../src/metrics-server.js';
+import { statusDocument } from '../src/status-document.js';
+import { PAGE, StatusPage, UNITS } from '../src/status-page.js';
+import { SourceTally, isStale } from '../src/status-tally.js';
+import { VERSION } from '../src/version.js';
+import { contractVectors } from '../test-support/vectors.js';
+
+describe('status_tally.jsonl', () => {
+  for (const c of contractVectors('status_tally.jsonl')) {
+    it(c.name, () => {
+      const tally = new SourceTally();
+      for (const step of c.steps) {
+        if (step.frame) {
+          const f = step.frame;
+          tally.frame(f.source, f.received_ms, f.ts_ms, f.values);
+        } else if (step.duplicate) {
+          tally.duplicate(step.duplicate);
+        } else if (step.gap) {
+          tally.gap(step.gap.source, step.gap.missing);
+        } else if (step.forget) {
+          tally.forget(step.forget);
+        } else {
+          const got = tally.view(step.view).map((v) => ({ source: v.source, last_received_ms: v.lastReceivedMs,
+            values_ts_ms: v.valuesTsMs, values: v.values, frames_per_minute: v.framesPerMinute,
+            seq_gaps: v.seqGaps, duplicates: v.duplicates,
+            stale: isStale(v.lastReceivedMs, step.view, c.params.stale_after_ms) }));
+          assert.deepEqual(got, step.expect, `view at ${step.view}`);
+        }
+      }
+    });
+  }
+});
+
+const FACTS = { version: '1.2.3', implementation: 'node', policy: 'batch', startedMs: 1_000_000, staleAfterS: 60 };
+
+describe('the status document', () => {
+  it('has every field, units from the contract, and the alert states of the seam', () => {
+    const tally = new SourceTally();
+    tally.frame('greenhouse', 1_001_000, 1_000_500, [['temp_in', 4.25], ['odd', 1]]);
+    const alerts = new Map([
+      ['greenhouse', [{ rule: 'z', state: 'ok', since: null },
+        { rule: 'frost', state: 'firing', since: '1970-01-01T00:17:30.000Z' }]],
+      ['cellar', [{ rule: 'silent', state: 'firing', since: '1970-01-01T00:16:40.000Z' }]]]);
+    const moment = { nowMs: 1_061_000, rejects: new Map([['too_long', 0], ['bad_crc', 2]]), spoolFrames: 7,
+      heldFrames: 1, oldestUnsentMs: 1_031_000, cassandraUp: false, lastError: ['timeout', 1_060_000] };
+    const doc = statusDocument(FACTS, moment, tally.view(moment.nowMs), alerts, UNITS);
+    assert.deepEqual(doc.gateway, { version: '1.2.3', implementation: 'node', policy: 'batch',
+      started: '1970-01-01T00:16:40.000Z', uptime_s: 61 });
+    const [cellar, greenhouse] = doc.sources;
+    assert.deepEqual(cellar, { source: 'cellar', last_frame: null, age_s: null, stale: true, values_at: null,
+      values: [], frames_per_minute: 0, seq_gaps: 0, duplicates: 0, alerts: alerts.get('cellar') });
+    assert.deepEqual(greenhouse.values, [{ metric: 'temp_in', value: 4.25, unit: '\u00b0C' },
+      { metric: 'odd', value: 1, unit: null }]);
+    assert.deepEqual([greenhouse.age_s, greenhouse.stale], [60, false]);
+    assert.deepEqual(greenhouse.alerts.map((a) => a.rule), ['frost', 'z']);
+    assert.deepEqual(doc.rejects, { bad_crc: 2 });
+    assert.deepEqual(doc.spool, { frames: 7, held_frames: 1, oldest_unsent_age_s: 30 });
+    assert.deepEqual(doc.cassandra, { state: 'down', last_error: { kind: 'timeout', at: '1970-01-01T00:17:40.000Z' } });
+  });
+});
+
+async function get(port, path, method = 'GET') {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { method });
+  return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
+}
+
+describe('the status routes', () => {
+  it('serve the page and the JSON beside /metrics; anything else 404, other methods 405', async () => {
+    const metrics = createMetrics();
+    metrics.rejects.inc({ reason: 'bad_crc' }, 4);
+    const tally = new SourceTally();
+    tally.frame('A', 5000, 5000, [['temp', 3.125]]);
+    const spool = { depth: 3, heldFrames: 0, oldestReceivedMs: () => { throw new Error('closed'); } };
+    const page = new StatusPage(FACTS, { tally, spool, lastError: () => null, metrics,
+      alertStates: () => ({ A: [{ rule: 'r', state: 'pending', since: null }] }) });
+    const server = await startMetricsServer('127.0.0.1:0', metrics.registry, page);
+    try {
+      const html = await get(server.port, '/');
+      assert.deepEqual([html.status, html.type, html.body], [200, 'text/html; charset=utf-8', PAGE.toString()]);
+      assert.equal(PAGE.toString(), readFileSync(new URL('../../contract/status.html', import.meta.url), 'utf8'));
+      const json = await get(server.port, '/status.json');
+      assert.deepEqual([json.status, json.type], [200, 'application/json']);
+      const doc = JSON.parse(json.body);
+      assert.deepEqual(doc.sources[0].values, [{ metric: 'temp', value: 3.125, unit: '\u00b0C' }]);
+      assert.deepEqual(doc.sources[0].alerts, [{ rule: 'r', state: 'pending', since: null }]);
+      assert.deepEqual([doc.rejects, doc.spool], [{ bad_crc: 4 }, { frames: 3, held_frames: 0,
+        oldest_unsent_age_s: null }]);
+      assert.equal((await get(server.port, '/status.json', 'HEAD')).body, '');
+      assert.equal((await get(server.port, '/metrics')).status, 200);
+      for (const path of ['/index.html', '/status', '/metrics/x']) assert.equal((await get(server.port, path)).status, 404);
+      assert.equal((await get(server.port, '/', 'POST')).status, 405);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('--version', () => {
+  it('prints the name, the package version and the implementation', async () => {
+    let out = '';
+    assert.equal(await main(['--version'], { stdout: { write: (text) => { out += text; } } }), 0);
+    assert.equal(out, `telemetry-gateway ${VERSION} (node)\n`);
+    assert.equal(VERSION, JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+  });
+});

@@ -1,0 +1,58 @@
+"""The status page's data at request time (gateway/contract/status.md): the shell around status_document, reading
+the tally, the spool, the sender and the metrics of the running gateway."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
+from importlib.resources import files
+
+from .metrics import Metrics
+from .reading_values import unpack_values
+from .status_document import GatewayFacts, Moment, status_document
+from .status_tally import SourceTally
+
+UNITS: dict[str, str] = json.loads(files(__package__).joinpath("contract", "metric-units.json")
+                                   .read_text(encoding="utf-8"))["units"]
+PAGE: bytes = files(__package__).joinpath("contract", "status.html").read_bytes()
+
+# The seam to the alert rules: source -> the rule states of status.schema.json's alerts items ({} without rules).
+AlertStates = Callable[[], Mapping[str, Sequence[Mapping]]]
+
+
+class StatusPage:
+    def __init__(self, facts: GatewayFacts, tally: SourceTally, spool, last_error: Callable[[], tuple | None],
+                 metrics: Metrics, alert_states: AlertStates = dict) -> None:
+        self._facts = facts
+        self._tally = tally
+        self._spool = spool
+        self._last_error = last_error
+        self._metrics = metrics
+        self.alert_states = alert_states
+
+    def document(self) -> dict:
+        now_ms = time.time_ns() // 1_000_000
+        with self._tally.lock:
+            views = self._tally.view(now_ms)
+        views = [dataclasses.replace(view, values=unpack_values(*view.values) if view.values else ())
+                 for view in views]
+        moment = Moment(now_ms, self._rejects(), self._spool.depth, self._spool.held_frames, self._oldest(),
+                        self._value(self._metrics.cassandra_up) == 1, self._last_error())
+        return status_document(self._facts, moment, views, self.alert_states(), UNITS)
+
+    def _oldest(self) -> int | None:
+        try:
+            return self._spool.oldest_received_ms()
+        except sqlite3.Error:  # the spool closing at stop
+            return None
+
+    def _rejects(self) -> dict[str, int]:
+        return {sample.labels["reason"]: int(sample.value) for family in self._metrics.rejects.collect()
+                for sample in family.samples if sample.name.endswith("_total")}
+
+    @staticmethod
+    def _value(gauge) -> float:
+        return next((sample.value for family in gauge.collect() for sample in family.samples), 0.0)

@@ -1,0 +1,88 @@
+"""Per-source tally for the status page (gateway/contract/status.md): the last frame and its values, frames per
+minute over the last 5 minutes, seq gaps and duplicates since start. A pure function of the events fed to it and
+the clock readings passed in; threads that share one hold its lock."""
+
+from __future__ import annotations
+
+from collections import deque
+import threading
+from dataclasses import dataclass, field
+
+WINDOW_S = 300  # frames per minute are counted over the last 300 whole seconds, the current one included
+
+
+@dataclass
+class SourceState:
+    last_received_ms: int | None = None
+    values_ts_ms: int | None = None
+    values: object = ()  # the last frame's readings, in whatever form the caller keeps them
+    seq_gaps: int = 0
+    duplicates: int = 0
+    # (second, frames received in it), oldest first, only seconds within the window of the newest one
+    seconds: deque = field(default_factory=deque)
+
+
+@dataclass(frozen=True)
+class SourceView:
+    source: str
+    last_received_ms: int | None
+    values_ts_ms: int | None
+    values: object
+    frames_per_minute: float
+    seq_gaps: int
+    duplicates: int
+
+
+class SourceTally:
+    def __init__(self) -> None:
+        self._sources: dict[str, SourceState] = {}
+        self.lock = threading.Lock()
+
+    def _state(self, source: str) -> SourceState:
+        state = self._sources.get(source)
+        if state is None:
+            state = self._sources[source] = SourceState()
+        return state
+
+    def frame(self, source: str, received_ms: int, ts_ms: int, values: object) -> None:
+        """An accepted frame (stored, not a duplicate), read at received_ms, its readings at ts_ms."""
+        state = self._state(source)
+        if state.last_received_ms is None or received_ms >= state.last_received_ms:
+            state.last_received_ms = received_ms
+            state.values_ts_ms, state.values = ts_ms, values
+        second = received_ms // 1000
+        seconds = state.seconds
+        if seconds and seconds[-1][0] == second:
+            seconds[-1][1] += 1
+        else:
+            seconds.append([second, 1])
+            while seconds[0][0] <= second - WINDOW_S:
+                seconds.popleft()
+
+    def duplicate(self, source: str) -> None:
+        self._state(source).duplicates += 1
+
+    def gap(self, source: str, missing: int) -> None:
+        self._state(source).seq_gaps += missing
+
+    def forget(self, source: str) -> None:
+        """A source the gateway no longer tracks ([decode] max_sources)."""
+        self._sources.pop(source, None)
+
+    def last_seen_ms(self) -> dict[str, int]:
+        """Per source, when its last frame was read."""
+        return {source: state.last_received_ms for source, state in self._sources.items()
+                if state.last_received_ms is not None}
+
+    def view(self, now_ms: int) -> list[SourceView]:
+        """Every source, sorted by name, as of now_ms."""
+        first = now_ms // 1000 - WINDOW_S  # seconds after this one are in the window
+        return [SourceView(source, state.last_received_ms, state.values_ts_ms, state.values,
+                           sum(count for second, count in state.seconds if first < second <= now_ms // 1000)
+                           / (WINDOW_S / 60), state.seq_gaps, state.duplicates)
+                for source, state in sorted(self._sources.items())]
+
+
+def is_stale(last_received_ms: int | None, now_ms: int, stale_after_ms: int) -> bool:
+    """No frame for longer than stale_after_ms (or none since start)."""
+    return last_received_ms is None or now_ms - last_received_ms > stale_after_ms

@@ -1,0 +1,122 @@
+"""The status page's pure parts (status_tally.py against gateway/contract/vectors/status_tally.jsonl,
+status_document.py against status.schema.json's rules), its routes (status_server.py, called as a WSGI app) and
+--version. The page itself, in a real browser against a running gateway: gateway/conformance/test_status_page.py."""
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from telemetry_gateway.cli import main
+from telemetry_gateway.metrics import Metrics
+from telemetry_gateway.reading_values import pack_values
+from telemetry_gateway.status_document import GatewayFacts, Moment, iso_ms, status_document
+from telemetry_gateway.status_page import PAGE, UNITS, StatusPage
+from telemetry_gateway.status_server import status_app
+from telemetry_gateway.status_tally import SourceTally, is_stale
+from telemetry_gateway.version import VERSION
+
+CONTRACT = Path(__file__).resolve().parents[2] / "contract"
+TALLY_CASES = [json.loads(line) for line in (CONTRACT / "vectors" / "status_tally.jsonl").read_text("ascii")
+               .splitlines()]
+
+
+@pytest.mark.parametrize("case", TALLY_CASES, ids=[case["name"] for case in TALLY_CASES])
+def test_status_tally_vectors(case):
+    tally = SourceTally()
+    for step in case["steps"]:
+        if "frame" in step:
+            f = step["frame"]
+            tally.frame(f["source"], f["received_ms"], f["ts_ms"], tuple(map(tuple, f["values"])))
+        elif "duplicate" in step:
+            tally.duplicate(step["duplicate"])
+        elif "gap" in step:
+            tally.gap(step["gap"]["source"], step["gap"]["missing"])
+        elif "forget" in step:
+            tally.forget(step["forget"])
+        else:
+            now = step["view"]
+            got = [{"source": v.source, "last_received_ms": v.last_received_ms, "values_ts_ms": v.values_ts_ms,
+                    "values": [list(pair) for pair in v.values], "frames_per_minute": v.frames_per_minute,
+                    "seq_gaps": v.seq_gaps, "duplicates": v.duplicates,
+                    "stale": is_stale(v.last_received_ms, now, case["params"]["stale_after_ms"])}
+                   for v in tally.view(now)]
+            assert got == step["expect"], f"view at {now}"
+
+
+FACTS = GatewayFacts("1.2.3", "python", "batch", 1_000_000, 60.0)
+
+
+def document(tally: SourceTally, now_ms: int, alerts=None, **moment) -> dict:
+    fields = {"rejects": {}, "spool_frames": 0, "held_frames": 0, "oldest_unsent_ms": None, "cassandra_up": True,
+              "last_error": None, **moment}
+    return status_document(FACTS, Moment(now_ms, **fields), tally.view(now_ms), alerts or {}, UNITS)
+
+
+def test_document_fields_units_and_alert_seam():
+    tally = SourceTally()
+    tally.frame("greenhouse", 1_001_000, 1_000_500, (("temp_in", 4.25), ("odd", 1.0)))
+    alerts = {"greenhouse": [{"rule": "z", "state": "ok", "since": None},
+                             {"rule": "frost", "state": "firing", "since": iso_ms(1_050_000)}],
+              "cellar": [{"rule": "silent", "state": "firing", "since": iso_ms(1_000_000)}]}
+    doc = document(tally, 1_061_000, alerts, rejects={"bad_crc": 2, "too_long": 0}, spool_frames=7, held_frames=1,
+                   oldest_unsent_ms=1_031_000, cassandra_up=False, last_error=("timeout", 1_060_000))
+    jsonschema.validate(doc, json.loads((CONTRACT / "status.schema.json").read_text()))
+    assert doc["gateway"] == {"version": "1.2.3", "implementation": "python", "policy": "batch",
+                              "started": "1970-01-01T00:16:40.000Z", "uptime_s": 61.0}
+    cellar, greenhouse = doc["sources"]
+    assert cellar == {"source": "cellar", "last_frame": None, "age_s": None, "stale": True, "values_at": None,
+                      "values": [], "frames_per_minute": 0.0, "seq_gaps": 0, "duplicates": 0,
+                      "alerts": alerts["cellar"]}
+    assert greenhouse["values"] == [{"metric": "temp_in", "value": 4.25, "unit": "\u00b0C"},
+                                    {"metric": "odd", "value": 1.0, "unit": None}]
+    assert (greenhouse["age_s"], greenhouse["stale"]) == (60.0, False)
+    assert [a["rule"] for a in greenhouse["alerts"]] == ["frost", "z"]
+    assert doc["rejects"] == {"bad_crc": 2}
+    assert doc["spool"] == {"frames": 7, "held_frames": 1, "oldest_unsent_age_s": 30.0}
+    assert doc["cassandra"] == {"state": "down", "last_error": {"kind": "timeout", "at": "1970-01-01T00:17:40.000Z"}}
+
+
+class FakeSpool:
+    depth, held_frames = 3, 0
+
+    def oldest_received_ms(self):
+        return None
+
+
+def call(app, method: str, path: str) -> tuple[str, dict, bytes]:
+    got = {}
+    body = b"".join(app({"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "",
+                         "wsgi.input": io.BytesIO(), "SERVER_NAME": "x", "SERVER_PORT": "1"},
+                        lambda status, headers: got.update(status=status, headers=dict(headers))))
+    return got["status"], got["headers"], body
+
+
+def test_routes_serve_the_page_the_json_and_the_metrics_only():
+    metrics = Metrics()
+    tally = SourceTally()
+    tally.frame("A", 5000, 5000, pack_values((("temp", 3.125),)))  # as the frame acceptor keeps them
+    metrics.rejects.labels("bad_crc").inc(4)
+    page = StatusPage(FACTS, tally, FakeSpool(), lambda: None, metrics,
+                      alert_states=lambda: {"A": [{"rule": "r", "state": "pending", "since": None}]})
+    app = status_app(metrics.registry, page)
+    status, headers, body = call(app, "GET", "/")
+    assert (status, headers["Content-Type"], body) == ("200 OK", "text/html; charset=utf-8", PAGE)
+    status, headers, body = call(app, "GET", "/status.json")
+    doc = json.loads(body)
+    assert status == "200 OK" and headers["Content-Type"] == "application/json"
+    assert doc["sources"][0]["values"] == [{"metric": "temp", "value": 3.125, "unit": "\u00b0C"}]
+    assert doc["sources"][0]["alerts"] == [{"rule": "r", "state": "pending", "since": None}]
+    assert doc["rejects"] == {"bad_crc": 4} and doc["spool"]["frames"] == 3
+    assert call(app, "HEAD", "/status.json")[2] == b""
+    assert b"telemetry_gateway_rejects_total" in call(app, "GET", "/metrics")[2]
+    for path in ("/index.html", "/status", "/metrics/x"):
+        assert call(app, "GET", path)[0] == "404 Not Found"
+    assert call(app, "POST", "/")[0] == "405 Method Not Allowed"
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"telemetry-gateway {VERSION} (python)\n"
