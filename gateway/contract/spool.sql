@@ -1,5 +1,5 @@
 -- The gateway's spool: a SQLite database holding every accepted frame until Cassandra has acknowledged it.
--- Spool format 3. Every gateway creates a new spool by running these statements, in this order, in one
+-- Spool format 4. Every gateway creates a new spool by running these statements, in this order, in one
 -- transaction, and opens an existing one only if its PRAGMA user_version is at most the number set below.
 -- The rules around this schema (WAL, fsync, size cap, full disk, restart, upgrade from format 1) are in spool.md.
 
@@ -31,5 +31,12 @@ CREATE TABLE IF NOT EXISTS source_seqs (
     ts_ms INTEGER NOT NULL
 );
 
+-- Per source of signed frames, the highest counter accepted (signing.md), committed in the same transaction as the
+-- frames it came with: a replay is refused across a restart, and a frame repeated after a crash is stored once.
+CREATE TABLE IF NOT EXISTS source_counters (
+    source TEXT PRIMARY KEY,
+    counter INTEGER NOT NULL
+);
+
 -- The spool format version (this file's version). A gateway refuses a spool with a higher one.
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

@@ -14,6 +14,7 @@ import { ConfigError } from './config-error.js';
 import { CREDENTIALS, SECTIONS } from './config-schema.js';
 import { check, convert } from './config-values.js';
 import { isTable, parsePortEntries, withBaud } from './serial-port-entries.js';
+import { checkSigning } from './signing-config.js';
 
 export { ConfigError } from './config-error.js';
 
@@ -28,8 +29,9 @@ export const DEFAULTS = deepFreeze(Object.fromEntries(Object.entries(SECTIONS).m
 
 const has = (table, name) => Object.prototype.hasOwnProperty.call(table, name);
 
-/** The schema's cross_key rules on the TLS keys (the port entries check their own). */
+/** The schema's cross_key rules on the TLS keys and [signing] (the port entries check their own). */
 function checkCrossKey(config, origins) {
+  checkSigning(config, origins);
   const { cassandra } = config;
   if (Boolean(cassandra.tls_cert) !== Boolean(cassandra.tls_key)) {
     const missing = cassandra.tls_cert ? 'cassandra.tls_key' : 'cassandra.tls_cert';

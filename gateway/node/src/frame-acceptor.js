@@ -54,9 +54,17 @@ export class FrameAcceptor {
   }
 
   /** A decoded frame received at receivedMs → the row to commit ({source, ts_ms, received_ms, metrics, vals, seq}),
-   * or null (a duplicate). */
+   * or null (a duplicate, or refused by the verifier: before the source counts as seen, so forged names evict no
+   * source). */
   accept(frame, receivedMs) {
     const { source } = frame;
+    const refused = this.verifier?.verdict(frame) ?? null;
+    if (refused !== null) {
+      this.metrics.rejects.inc({ reason: refused });
+      this.log.event('warning', 'frame_rejected', { key: `${source}/${refused}`, source, reason: refused,
+        seq: frame.seq, ...(frame.counter === undefined ? {} : { counter: frame.counter }) });
+      return null;
+    }
     if (this.recent.has(source)) {
       this.recent.delete(source);
       this.recent.set(source, true);

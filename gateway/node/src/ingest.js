@@ -21,6 +21,8 @@
 import { FrameAcceptor } from './frame-acceptor.js';
 import { RateLimitedLog, event } from './logs.js';
 import { ROOM_CHECK_MS, ReadingPause } from './reading-pause.js';
+import { loadSigningPolicy } from './signing-config.js';
+import { Verifier } from './signing.js';
 
 export const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
 const RETRY_MS = 500; // after a commit found no room at all
@@ -41,6 +43,9 @@ export class Ingest {
     this.storedSeqs = storedSeqs.size;
     this.acceptor = new FrameAcceptor(config, metrics, spool.lastReceiptStamps(config.decode.max_sources),
       storedSeqs, spool.uncleanStop);
+    // The keys are read here, at start only (signing.md); the counters continue from the spool's.
+    this.verifier = new Verifier(loadSigningPolicy(config), spool.lastCounters());
+    this.acceptor.verifier = this.verifier;
     this.failAfterFrames = failAfterFrames;
     this.acceptedFrames = 0; // handed to the spool: counted only with a failpoint
     this.onDied = onDied ?? ((error) => { throw error; });
@@ -281,7 +286,8 @@ export class Ingest {
   commit(frames, acked, stamps, stopping, final = false) {
     let written;
     try {
-      written = final ? this.spool.commitHeld() : this.spool.commit(frames, acked, stamps);
+      written = final ? this.spool.commitHeld()
+        : this.spool.commit(frames, acked, stamps, this.verifier.takeChanged());
     } catch (error) {
       if (error?.name !== 'SpoolFull') throw error;
       const kind = error.capReached ? 'cap' : 'disk';

@@ -7,7 +7,13 @@ import { isSourceName } from './protocol.js';
 
 const LINE_RE = /^[ \t]*(\S+)[ \t]+([0-9A-Fa-f]{32})[ \t]*$/;
 
-export class KeysFileError extends Error {}
+export class KeysFileError extends Error {
+  /** rule: the config rule word (config.md, Errors): unreadable, syntax or distinct. */
+  constructor(message, rule = 'syntax') {
+    super(message);
+    this.rule = rule;
+  }
+}
 
 /** Map source → 16-byte Buffer; throws KeysFileError. */
 export function parseKeys(text) {
@@ -19,7 +25,9 @@ export function parseKeys(text) {
     if (match === null || !isSourceName(match[1])) {
       throw new KeysFileError(`line ${number}: not \`<source> <32 hex digits>\``);
     }
-    if (keys.has(match[1])) throw new KeysFileError(`line ${number}: source ${match[1]} has a key on an earlier line`);
+    if (keys.has(match[1])) {
+      throw new KeysFileError(`line ${number}: source ${match[1]} has a key on an earlier line`, 'distinct');
+    }
     keys.set(match[1], Buffer.from(match[2], 'hex'));
   });
   return keys;
@@ -33,7 +41,8 @@ export function readKeys(path) {
     try {
       const mode = fstatSync(fd).mode & 0o777;
       if (mode & 0o077) {
-        throw new KeysFileError(`mode ${mode.toString(8).padStart(4, '0')}: group or others may use it; chmod 600 it`);
+        throw new KeysFileError(`mode ${mode.toString(8).padStart(4, '0')}: group or others may use it; chmod 600 it`,
+          'unreadable');
       }
       data = readFileSync(fd);
     } finally {
@@ -41,7 +50,7 @@ export function readKeys(path) {
     }
   } catch (error) {
     if (error instanceof KeysFileError) throw error;
-    throw new KeysFileError(error.code === 'ENOENT' ? 'No such file or directory' : error.message);
+    throw new KeysFileError(error.code === 'ENOENT' ? 'No such file or directory' : error.message, 'unreadable');
   }
   let text;
   try {

@@ -8,12 +8,14 @@ const TAG_BYTES = 6;
 
 /**
  * keys: Map source → 16-byte Buffer; unsignedAllowed: Set of sources with a key whose unsigned frames are still
- * accepted; requireSigned: unsigned frames from sources without a key are rejected too.
+ * accepted; mustSign: 'keyed' (the sources with a key must sign) or 'all' (every source must).
  */
-export function signingPolicy(keys, unsignedAllowed = new Set(), requireSigned = false) {
+export function signingPolicy(keys, unsignedAllowed = new Set(), mustSign = 'keyed') {
   return {
     keys,
-    mustSign: (source) => !unsignedAllowed.has(source) && (requireSigned || keys.has(source)),
+    unsignedAllowed,
+    mustSign,
+    signsOnly: (source) => !unsignedAllowed.has(source) && (mustSign === 'all' || keys.has(source)),
   };
 }
 
@@ -31,7 +33,7 @@ export class Verifier {
 
   /** null: accept the frame; else the reject reason. An accepted signed frame's counter becomes its source's. */
   verdict(frame) {
-    if (frame.format !== 'signed') return this.policy.mustSign(frame.source) ? 'unsigned' : null;
+    if (frame.format !== 'signed') return this.policy.signsOnly(frame.source) ? 'unsigned' : null;
     const key = this.policy.keys.get(frame.source);
     if (key === undefined) return 'bad_mac';
     // The tag first: only a frame with a good tag says anything about the counter.

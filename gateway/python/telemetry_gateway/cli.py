@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .config import Config, ConfigError, load_config
+from .signing_config import signing_policy
 from .logs import event, setup_logging
 from .spool import SpoolFormatError
 from .version import version_line
@@ -44,6 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .service import Gateway
 
     config = config_from(args)
+    signing_policy(config)  # a keys file that cannot be used is a config error, before anything opens
     setup_logging(config.log.level)
     streams = args.input or []
     if not streams and not config.serial.ports:
@@ -57,6 +59,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .cassandra_session import build_cluster, schema_version
 
     config = config_from(args)
+    signing_policy(config)  # a keys file that cannot be used is a config error
     problems = []
     spool_dir = Path(config.spool.path).parent
     probe = spool_dir if spool_dir.exists() else spool_dir.parent

@@ -21,6 +21,7 @@ from .config_error import ConfigError
 from .config_schema import CREDENTIALS, SECTIONS, default_of
 from .config_values import check_value as _check, convert_value as _convert
 from .serial_port_entries import parse_port_entries, with_baud
+from .signing_config import check_signing
 
 def _section_class(name: str) -> type:
     """A frozen dataclass of the section's keys, each with the schema's default."""
@@ -35,8 +36,9 @@ SpoolConfig = _section_class("spool")
 CassandraConfig = _section_class("cassandra")
 MetricsConfig = _section_class("metrics")
 LogConfig = _section_class("log")
+SigningConfig = _section_class("signing")
 _CLASSES = {"serial": SerialConfig, "decode": DecodeConfig, "time": TimeConfig, "spool": SpoolConfig,
-            "cassandra": CassandraConfig, "metrics": MetricsConfig, "log": LogConfig}
+            "cassandra": CassandraConfig, "metrics": MetricsConfig, "log": LogConfig, "signing": SigningConfig}
 assert list(_CLASSES) == list(SECTIONS), "a section of config.schema.json has no class here"
 # alerts: the [[alerts]] rules (alert_rules.AlertRule), file only.
 Config = make_dataclass("Config", [(name, cls, field(default=cls())) for name, cls in _CLASSES.items()]
@@ -44,7 +46,8 @@ Config = make_dataclass("Config", [(name, cls, field(default=cls())) for name, c
 
 
 def _check_cross_key(config: Any, origins: Mapping[str, str]) -> None:
-    """The schema's cross_key rules on the TLS keys (the port entries check their own)."""
+    """The schema's cross_key rules on the TLS keys and [signing] (the port entries check their own)."""
+    check_signing(config, origins)
     cassandra = config.cassandra
     if bool(cassandra.tls_cert) != bool(cassandra.tls_key):
         missing = "cassandra.tls_key" if cassandra.tls_cert else "cassandra.tls_cert"

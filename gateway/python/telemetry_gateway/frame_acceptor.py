@@ -18,6 +18,7 @@ from .frame import Frame
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .seq_tracker import NEXT, SeqTracker
+from .signing import Verifier
 from .spool import NewFrame
 from .spool.safe_seqs import Seqs
 from .status_tally import SourceTally
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 
 class FrameAcceptor:
+    verifier: Verifier | None = None  # signed frames' checks (signing.md), before anything else sees a frame
+
     def __init__(self, config: Config, metrics: Metrics, receipt_stamps: dict[str, int], stored_seqs: Seqs,
                  unclean: bool) -> None:
         self._metrics = metrics
@@ -65,7 +68,17 @@ class FrameAcceptor:
         return accepted, seqs
 
     def accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
-        """A decoded frame received at received_ms → the row to commit, or None (a duplicate)."""
+        """A decoded frame received at received_ms → the row to commit, or None (a duplicate, or refused by the
+        verifier: before the source counts as seen, so forged names evict no source)."""
+        if self.verifier is not None:
+            reason = self.verifier.verdict(frame)
+            if reason is not None:
+                self._metrics.rejects.labels(reason).inc()
+                signature = frame.signature
+                self._log.event(logging.WARNING, "frame_rejected", key=f"{frame.source}/{reason}", source=frame.source,
+                                reason=reason, seq=frame.seq, **({} if signature is None else
+                                                                 {"counter": signature.counter}))
+                return None
         try:
             self.recent.move_to_end(frame.source)  # one C call for a known source
         except KeyError:

@@ -21,6 +21,8 @@ from typing import NamedTuple
 from .config import Config
 from .frame import Frame
 from .frame_acceptor import FrameAcceptor
+from .signing import Verifier
+from .signing_config import signing_policy
 from .logs import event
 from .metrics import Metrics
 from .reading_pause import ReadingPause
@@ -73,6 +75,8 @@ class Ingest:
         # Each source's last safe seq from the earlier run: gaps across the restart are counted (spool.md).
         self._acceptor = FrameAcceptor(config, metrics, spool.last_receipt_stamps(config.decode.max_sources),
                                        spool.last_seqs(config.decode.max_sources), spool.unclean_stop)
+        # The keys are read here, at start only (signing.md); the counters continue from the spool's.
+        self._acceptor.verifier = self._verifier = Verifier(signing_policy(config), spool.last_counters())
         self._room = ReadingPause(spool, metrics, config.spool.when_full == "drop_oldest")
         # Deferred commits only what is due, not each group: waiting for more reads would buy nothing.
         self._linger_s = 0.0 if config.spool.fsync == "deferred" else GROUP_LINGER_S
@@ -235,7 +239,8 @@ class Ingest:
     def _commit(self, frames: list[NewFrame], acked: list[tuple[int, int]], stamps: dict[str, int],
                 stopping: bool, final: bool = False, seqs: Seqs | None = None) -> bool:
         try:
-            committed = self._spool.commit(frames, acked, stamps, final=final, seqs=seqs)
+            committed = self._spool.commit(frames, acked, stamps, final=final, seqs=seqs,
+                                           counters=self._verifier.take_changed())
         except SpoolFull as full:
             kind = "cap" if full.cap_reached else "disk"
             if stopping and full.cap_reached:

@@ -14,7 +14,9 @@ KEY_BYTES = 16
 
 
 class KeysFileError(ValueError):
-    pass
+    def __init__(self, text: str, rule: str = "syntax") -> None:
+        super().__init__(text)
+        self.rule = rule  # the config rule word (config.md, Errors): unreadable, syntax or distinct
 
 
 def parse_keys(text: str) -> dict[str, bytes]:
@@ -26,7 +28,7 @@ def parse_keys(text: str) -> dict[str, bytes]:
         if match is None or not is_source_name(match[1]):
             raise KeysFileError(f"line {number}: not `<source> <32 hex digits>`")
         if match[1] in keys:
-            raise KeysFileError(f"line {number}: source {match[1]} has a key on an earlier line")
+            raise KeysFileError(f"line {number}: source {match[1]} has a key on an earlier line", "distinct")
         keys[match[1]] = bytes.fromhex(match[2])
     return keys
 
@@ -38,10 +40,11 @@ def read_keys(path: str) -> dict[str, bytes]:
         with open(path, "rb") as file:
             mode = os.fstat(file.fileno()).st_mode
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise KeysFileError(f"mode {stat.S_IMODE(mode):04o}: group or others may use it; chmod 600 it")
+                raise KeysFileError(f"mode {stat.S_IMODE(mode):04o}: group or others may use it; chmod 600 it",
+                                    "unreadable")
             data = file.read()
     except OSError as error:
-        raise KeysFileError(error.strerror or str(error)) from None
+        raise KeysFileError(error.strerror or str(error), "unreadable") from None
     try:
         return parse_keys(data.decode("utf-8"))
     except UnicodeDecodeError:

@@ -18,12 +18,13 @@ SIGNING_REJECT_REASONS = ("bad_mac", "replay", "unsigned")
 class SigningPolicy(NamedTuple):
     keys: Mapping[str, bytes]  # source → 16-byte key
     unsigned_allowed: frozenset[str] = frozenset()  # sources with a key whose unsigned frames are still accepted
-    require_signed: bool = False  # unsigned frames from sources without a key are rejected too
+    must_sign: str = "keyed"  # "keyed": the sources with a key must sign; "all": every source must
 
-    def must_sign(self, source: str) -> bool:
+    def signs_only(self, source: str) -> bool:
+        """Whether the source's unsigned frames are refused."""
         if source in self.unsigned_allowed:
             return False
-        return self.require_signed or source in self.keys
+        return self.must_sign == "all" or source in self.keys
 
 
 def tag_of(key: bytes, signed: bytes) -> bytes:
@@ -41,7 +42,7 @@ class Verifier:
         last one."""
         signature = frame.signature
         if signature is None:
-            return "unsigned" if self.policy.must_sign(frame.source) else None
+            return "unsigned" if self.policy.signs_only(frame.source) else None
         key = self.policy.keys.get(frame.source)
         # The tag first: only a frame with a good tag says anything about the counter.
         if key is None or not hmac.compare_digest(tag_of(key, signature.signed), signature.tag):

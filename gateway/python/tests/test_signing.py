@@ -28,7 +28,7 @@ def frame_of(vector: dict) -> Frame:
 def test_signing_vectors(case):
     params = case["params"]
     policy = SigningPolicy({source: bytes.fromhex(key) for source, key in params["keys"].items()},
-                           frozenset(params["unsigned_allowed"]), params["require_signed"])
+                           frozenset(params["unsigned_allowed"]), params["must_sign"])
     verifier = Verifier(policy, params["counters"])
     for number, step in enumerate(case["steps"]):
         reason = verifier.verdict(frame_of(step["frame"]))
@@ -76,3 +76,94 @@ def test_a_keys_file_readable_by_others_is_refused(tmp_path):
             read_keys(str(path))
     with pytest.raises(KeysFileError, match="No such file"):
         read_keys(str(tmp_path / "absent"))
+
+
+# --- the shell: keys from the config, verification in the ingest, counters in the spool -------------------------
+KEY3 = "000102030405060708090a0b0c0d0e0f"
+
+
+def config_with_keys(tmp_path, text=f"node3 {KEY3}\n", mode=0o600, **signing):
+    from telemetry_gateway.config import Config, SigningConfig
+
+    path = tmp_path / "keys"
+    path.write_text(text)
+    os.chmod(path, mode)
+    return Config(signing=SigningConfig(**{"keys_file": str(path), **signing}))
+
+
+@pytest.mark.parametrize(("text", "mode", "rule", "says"), [
+    (f"node3 {KEY3}\n", 0o644, "unreadable", "mode 0644: group or others may use it"),
+    (f"node3 {KEY3[:-1]}\n", 0o600, "syntax", "line 1: not `<source> <32 hex digits>`"),
+    (f"node3 {KEY3}\nnode3 {KEY3}\n", 0o400, "distinct", "line 2: source node3 has a key on an earlier line"),
+])
+def test_an_unusable_keys_file_is_a_config_error_without_the_key(tmp_path, text, mode, rule, says):
+    from telemetry_gateway.config_error import ConfigError
+    from telemetry_gateway.signing_config import signing_policy
+
+    with pytest.raises(ConfigError) as raised:
+        signing_policy(config_with_keys(tmp_path, text, mode))
+    assert (raised.value.key, raised.value.rule) == ("signing.keys_file", rule)
+    assert says in str(raised.value) and KEY3[:8] not in str(raised.value)
+
+
+def test_keys_from_a_systemd_credential(tmp_path):
+    from telemetry_gateway.config import Config, SigningConfig
+    from telemetry_gateway.config_error import ConfigError
+    from telemetry_gateway.signing_config import signing_policy
+
+    config_with_keys(tmp_path)  # writes tmp_path/keys
+    config = Config(signing=SigningConfig(keys_credential="keys", must_sign="all"))
+    policy = signing_policy(config, env={"CREDENTIALS_DIRECTORY": str(tmp_path)})
+    assert policy.keys == {"node3": bytes(range(16))} and policy.must_sign == "all"
+    with pytest.raises(ConfigError, match=r"at signing.keys_credential \[unreadable\]: CREDENTIALS_DIRECTORY"):
+        signing_policy(config, env={})
+
+
+def test_verdicts_count_as_rejects_and_counters_survive_a_restart(tmp_path):
+    from telemetry_gateway.ingest import Ingest
+    from telemetry_gateway.metrics import Metrics
+    from telemetry_gateway.spool import Spool
+
+    config = config_with_keys(tmp_path)
+    good = frame_of(CASES[0]["steps"][0]["frame"])  # node3, counter 1000
+    forged = good._replace(signature=good.signature._replace(tag=bytes(6)))
+    now = 1_780_000_000_000
+    spool, metrics = Spool(tmp_path / "spool.sqlite"), Metrics()
+    try:
+        ingest = Ingest(config, spool, metrics, lambda: None)
+        accept = ingest._acceptor.accept
+        assert accept(forged, now) is None
+        assert accept(Frame.of("v1", "node3", 1, None, (("a", 1.0),)), now) is None
+        new = accept(good, now)
+        assert new is not None and new.metrics == "temp_in,vbat"
+        assert accept(good, now + 1) is None
+        ingest._commit([new], [], {}, stopping=False)
+        rejects = {reason: metrics.registry.get_sample_value("telemetry_gateway_rejects_total", {"reason": reason})
+                   for reason in ("bad_mac", "unsigned", "replay")}
+        assert rejects == {"bad_mac": 1.0, "unsigned": 1.0, "replay": 1.0}
+    finally:
+        spool.close()
+    spool = Spool(tmp_path / "spool.sqlite")
+    try:
+        assert spool.last_counters() == {"node3": 1000}
+        ingest = Ingest(config, spool, Metrics(), lambda: None)
+        assert ingest._acceptor.accept(good._replace(seq=0), now + 5) is None  # a replay after the restart
+    finally:
+        spool.close()
+
+
+def test_counters_go_into_the_transaction_of_their_frames(tmp_path):
+    import sqlite3
+
+    from telemetry_gateway.spool import NewFrame, Spool
+
+    spool = Spool(tmp_path / "spool.sqlite", fsync="batch")
+    try:
+        spool.commit([NewFrame.of("node3", 1, 1, (("a", 1.0),))], [], counters={"node3": 7})
+        spool.commit([], [], counters={"node3": 9})  # a commit of counters alone (deferred's held frames)
+    finally:
+        spool.close()
+    db = sqlite3.connect(tmp_path / "spool.sqlite")
+    assert db.execute("SELECT source, counter FROM source_counters").fetchall() == [("node3", 9)]
+    assert db.execute("SELECT count(*) FROM frames").fetchone() == (1,)
+    db.close()

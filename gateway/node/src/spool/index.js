@@ -91,6 +91,11 @@ export class Spool {
     return stamps;
   }
 
+  /** Each source's last accepted counter of signed frames, as earlier runs left them: a Map source → counter. */
+  lastCounters() {
+    return new Map(this._store.db.prepare('SELECT source, counter FROM source_counters').raw().all());
+  }
+
   /** The newest limit sources' last safe seqs as an earlier run stored them: a Map source → [seq, ts_ms], newest
    * first (by ts_ms); older rows are pruned as lastReceiptStamps() prunes. */
   lastSourceSeqs(limit = 1000) {
@@ -104,7 +109,9 @@ export class Spool {
    * Throws SpoolFull when there is no room; then no new frame was written (acknowledged ones may have been
    * deleted, in steps: deleting them again is harmless). Deferred: while holding is safe new frames are held, and
    * what is due is committed. Returns how many frames went into the file. */
-  commit(frames, acked, receiptStamps = null) {
+  commit(frames, acked, receiptStamps = null, counters = null) {
+    // Signed frames' counters accepted since the last call: stored by the next commit that succeeds.
+    for (const [source, counter] of counters ?? []) this._store.countersPending.set(source, counter);
     return this._policy.commit(this._store, this._write, frames, acked, stampEntries(receiptStamps));
   }
 

@@ -210,7 +210,7 @@ export class Deferred {
     const seqs = this._safeSeqs.rowsIf(lowestHeld, group);
     const seqsDue = seqs.length > 0 && (final || now - this._seqsWrittenAt >= ROWS_INTERVAL_MS);
     const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps);
-    if (committing.length || deletes.length || rows.length || seqsDue) {
+    if (committing.length || deletes.length || rows.length || seqsDue || store.countersPending.size) {
       write(committing, deletes, rows, seqsDue ? seqs : []);
     }
     if (group !== null) this._safeSeqs.accepted(...group);

@@ -71,7 +71,7 @@ export function openFormat(db, path) {
   }
   upgradeFormat1(db);
   const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
-  if (!['frames', 'receipt_stamps', 'source_seqs'].every((table) => tables.has(table))) {
+  if (!['frames', 'receipt_stamps', 'source_seqs', 'source_counters'].every((table) => tables.has(table))) {
     db.exec('BEGIN IMMEDIATE');
     db.exec(SCHEMA_SQL); // in the transaction, every statement IF NOT EXISTS: tables, format version
     db.exec('COMMIT');

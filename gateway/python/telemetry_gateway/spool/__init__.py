@@ -101,6 +101,11 @@ class Spool:
             rows = self._store.newest_rows("source_seqs", "source, seq, ts_ms", "ts_ms", limit)
         return {source: (seq, ts_ms) for source, seq, ts_ms in rows}
 
+    def last_counters(self) -> dict[str, int]:
+        """Each source's last accepted counter of signed frames, as earlier runs left them."""
+        with self._store.lock:
+            return dict(self._store.db.execute("SELECT source, counter FROM source_counters"))
+
     def last_receipt_stamps(self, limit: int = 1000) -> dict[str, int]:
         """The newest limit sources' last receipt stamps; older rows are pruned, so junk sources cannot grow the
         table (a forgotten source restarts above the newest stamp forgotten: timestamps.Stamper)."""
@@ -111,15 +116,18 @@ class Spool:
 
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                receipt_stamps: dict[str, int] | None = None, now: float | None = None, final: bool = False,
-               seqs: Seqs | None = None) -> int:
+               seqs: Seqs | None = None, counters: dict[str, int] | None = None) -> int:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
         last receipt stamps and (seqs: the newest per source among frames) their last safe seqs. On a full disk a
         part of the reserve is given up and the commit tried once more. Raises SpoolFull when there is no room;
         then no new frame was written (acknowledged ones may have been deleted, in steps: deleting them again is
         harmless). Deferred: while holding is safe new frames are held, and what is due is committed (final: at a
-        stop, everything held). Returns how many frames went into the file."""
+        stop, everything held). counters: signed frames' counters accepted since the last call, stored by the
+        next commit that succeeds, with the frames it holds. Returns how many frames went into the file."""
         now = time.monotonic() if now is None else now
         with self._store.lock:
+            if counters:
+                self._store.counters_pending.update(counters)
             return self._policy.commit(self._store, self._room.commit, frames, acked, receipt_stamps or {},
                                        seqs or {}, now, final)
 

@@ -72,7 +72,7 @@ class Batch:
 
     def commit(self, store: Store, write: Write, frames: list[NewFrame], acked: list[tuple[int, int]],
                stamps: dict[str, int], seqs: Seqs, now: float, final: bool) -> int:
-        if not (frames or acked or stamps):
+        if not (frames or acked or stamps or store.counters_pending):
             return 0
         write(frames, acked, stamps, seqs if frames else None)
         return len(frames)
@@ -142,7 +142,7 @@ class Deferred:
         self._safe_seqs.release(new[0].id if holding and new and lowest_held is None else lowest_held)
         seqs_due = bool(self._safe_seqs.rows()) and (
             final or self._safe_seqs.due_s(self._seqs_written_at, now) <= 0)
-        if due or delete or rows or seqs_due:
+        if due or delete or rows or seqs_due or store.counters_pending:
             write(due, delete, rows, self._safe_seqs.rows() if seqs_due else None)
             if seqs_due:
                 self._seqs_written_at = now

@@ -68,7 +68,7 @@ def open_format(db: sqlite3.Connection, path: Path, synchronous: str) -> None:
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     _upgrade_format(db, path)
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not {"frames", "receipt_stamps", "source_seqs"} <= tables:  # new, or format 2 (no source_seqs)
+    if not {"frames", "receipt_stamps", "source_seqs", "source_counters"} <= tables:  # new, format 2 or 3
         db.execute("BEGIN IMMEDIATE")
         _create_tables(db)
         db.execute("COMMIT")

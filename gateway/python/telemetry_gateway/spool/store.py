@@ -91,6 +91,8 @@ class Store:
             self.db.close()
             raise
         self.page_size = self.db.execute("PRAGMA page_size").fetchone()[0]
+        # Signed frames' counters (spool.md, "Counters of signed frames"): written by the next commit that succeeds.
+        self.counters_pending: dict[str, int] = {}
         self._reader = connect(path)
         self._reader_lock = threading.Lock()
         self.depth = self.db.execute("SELECT count(*) FROM frames").fetchone()[0]  # frames in the file
@@ -121,7 +123,11 @@ class Store:
             if seqs:
                 self.db.executemany("INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)",
                                     [(source, seq, ts_ms) for source, (seq, ts_ms) in seqs.items()])
+            if self.counters_pending:
+                self.db.executemany("INSERT OR REPLACE INTO source_counters (source, counter) VALUES (?, ?)",
+                                    self.counters_pending.items())
             self.db.execute("COMMIT")
+            self.counters_pending = {}
         except (sqlite3.OperationalError, OSError) as error:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
