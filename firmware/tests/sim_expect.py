@@ -40,14 +40,25 @@ METRICS = {1: ("temp_in", 2), 2: ("temp_out", 2), 3: ("temp_check", 2), 4: ("hum
 
 
 def payload_frame(payload: bytes) -> tuple[str, int, dict[str, float]]:
-    """A radio payload v1 (PROTOCOL.md 6.2) as the base station's frame: (source, seq, values in frame order)."""
-    assert payload[0] == 1, payload
-    count = payload[7]
-    assert len(payload) == 8 + 3 * count, payload
+    """A radio payload v1 (PROTOCOL.md 6.2) or v2 (8.2) as the gateway's frame: (source, seq, values in frame
+    order)."""
+    if payload[0] == 2:
+        count, first, vbat = (len(payload) - 17) // 3, 11, payload[8:10]
+        assert len(payload) == 17 + 3 * count and count <= 5, payload
+    else:
+        assert payload[0] == 1, payload
+        count, first, vbat = payload[7], 8, payload[4:6]
+        assert len(payload) == 8 + 3 * count, payload
     values = {}
     for i in range(count):
-        metric_id, raw = payload[8 + 3 * i], int.from_bytes(payload[9 + 3 * i:11 + 3 * i], "little", signed=True)
-        name, decimals = METRICS[metric_id]
-        values[name] = raw / 10 ** decimals
-    values["vbat"] = int.from_bytes(payload[4:6], "little") / 1000
+        record = payload[first + 3 * i:first + 3 * i + 3]
+        name, decimals = METRICS[record[0]]
+        values[name] = int.from_bytes(record[1:], "little", signed=True) / 10 ** decimals
+    values["vbat"] = int.from_bytes(vbat, "little") / 1000
     return f"node{payload[1]}", int.from_bytes(payload[2:4], "little"), values
+
+
+def payload_counter(payload: bytes) -> int:
+    """A v2 payload's message counter (PROTOCOL.md 8.2)."""
+    assert payload[0] == 2, payload
+    return int.from_bytes(payload[4:8], "little")

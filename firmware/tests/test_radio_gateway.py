@@ -4,38 +4,13 @@ nodes put on the air, read from radio-sim's trace (PROTOCOL.md 6.2 payloads) and
 voltages too."""
 
 import json
-import re
-import subprocess
 from collections import defaultdict
-from datetime import timezone
 from pathlib import Path
 
-from telemetry_conformance import GatewayUnderTest, utc_days_around_now, wait_for
+from telemetry_conformance import GatewayUnderTest, wait_for
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from radio_sim_runs import finish, in_frame_order, start_radio_sim, stored_values
 from sim_expect import assert_node_values, payload_frame
-
-RADIO_SIM = Path(__file__).resolve().parents[1] / "scripts" / "radio-sim"
-SUMMARY = re.compile(r"simulated_ms=(\d+) delivered=(\d+) lost=(\d+) dup_dropped=(\d+) acks_lost=(\d+) "
-                     r"collisions=(\d+) max_rt=(\d+)")
-
-
-def start_radio_sim(link: Path, trace: Path, *args: str) -> subprocess.Popen:
-    """radio-sim paced to real time with the base station on a pty at `link`; returns once the link exists (the
-    pty keeps what the base station writes until the gateway reads it)."""
-    sim = subprocess.Popen([str(RADIO_SIM), "-r", "--pty-link", str(link), "--trace", str(trace), *args],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wait_for(lambda: link.is_symlink() or sim.poll() is not None, 300, "radio-sim's pty link")
-    assert link.is_symlink(), sim.communicate()[1]
-    return sim
-
-
-def finish(sim: subprocess.Popen) -> dict[str, int]:
-    _, stderr = sim.communicate(timeout=300)
-    assert sim.returncode == 0, stderr
-    match = SUMMARY.fullmatch(stderr.strip().splitlines()[-1])
-    assert match, stderr
-    return dict(zip(["simulated_ms", "delivered", "lost", "dup_dropped", "acks_lost", "collisions", "max_rt"],
-                    map(int, match.groups())))
 
 
 def delivered_frames(trace: Path) -> dict[str, list[tuple[int, dict[str, float]]]]:
@@ -49,21 +24,6 @@ def delivered_frames(trace: Path) -> dict[str, list[tuple[int, dict[str, float]]
     return frames
 
 
-def stored_values(session, source: str) -> list[dict[str, float]]:
-    """The frames stored for source, oldest first, as {metric: value} (a frame's metrics share its ts)."""
-    by_ts: dict[int, dict[str, float]] = defaultdict(dict)
-    for day in utc_days_around_now():
-        for row in session.execute("SELECT metric, ts, value FROM readings WHERE source = %s AND day = %s",
-                                   [source, day]):
-            by_ts[int(row.ts.replace(tzinfo=timezone.utc).timestamp() * 1000)][row.metric] = row.value
-    return [by_ts[ts] for ts in sorted(by_ts)]
-
-
-def in_frame_order(values: dict[str, float]) -> dict[str, float]:
-    order = ["temp_in", "temp_out", "humidity", "light", "vbat"]
-    return {key: values[key] for key in sorted(values, key=order.index)}
-
-
 def test_two_nodes_over_the_air_into_cassandra(tmp_path, keyspace, db, gateways, cassandra_node):
     link, trace = tmp_path / "ttyUSB-radio", tmp_path / "trace.jsonl"
     sim = start_radio_sim(link, trace, "--nodes", "2", "--sample-s", "2", "--seconds", "8", "--seed", "5")
@@ -75,7 +35,7 @@ def test_two_nodes_over_the_air_into_cassandra(tmp_path, keyspace, db, gateways,
     assert sorted(sent) == ["node1", "node2"]
     # Both nodes boot within the first 2.1 s, so each sends 3 or 4 samples in 8 s; all of them arrive.
     assert summary == {"simulated_ms": 8000, "delivered": len(sent["node1"]) + len(sent["node2"]), "lost": 0,
-                       "dup_dropped": 0, "acks_lost": 0, "collisions": 0, "max_rt": 0}
+                       "dup_dropped": 0, "acks_lost": 0, "collisions": 0, "max_rt": 0, "forged": 0, "replayed": 0}
     for n, source in ((1, "node1"), (2, "node2")):
         assert [seq for seq, _ in sent[source]] == list(range(len(sent[source]))) and len(sent[source]) >= 3
         expected = [values for _, values in sent[source]]

@@ -435,7 +435,7 @@ TEST(RadioSim, TheCommandPrintsFramesAndEndsWithTheSummaryLine) {
   std::string last;
   for (std::string l; std::getline(in, l);) last = l;
   EXPECT_EQ(last, "simulated_ms=5000 delivered=" + std::to_string(frames) +
-                      " lost=0 dup_dropped=0 acks_lost=0 collisions=0 max_rt=0");
+                      " lost=0 dup_dropped=0 acks_lost=0 collisions=0 max_rt=0 forged=0 replayed=0");
   command = std::string(BUILD_DIR) + "/tests/radio_sim --nodes 1 --seconds 1 --drop-data 7:1 " + kBaseElf + " " +
             node_elf(1, 2) + " 2>/dev/null";
   EXPECT_EQ(WEXITSTATUS(std::system(command.c_str())), 1);  // node 7 does not exist

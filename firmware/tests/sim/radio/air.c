@@ -27,6 +27,20 @@ void air_free(air_t* air) {
 
 void air_attach(air_t* air, struct nrf24* radio) { air->radios[air->radio_count++] = radio; }
 
+// 7.3 packet format: preamble (1 byte), address (3-5), packet control field (9 bits), payload, CRC (0-2).
+ticks_t packet_air_ticks(const packet_t* p) {
+  uint64_t bits = 8 + 8 * (uint64_t)p->aw + 9 + 8 * (uint64_t)p->len + 8 * (uint64_t)p->crc_bytes;
+  return bits * 1000 * TICKS_PER_US / p->rate_kbps;
+}
+
+int air_busy(const air_t* air, uint8_t channel, ticks_t start, ticks_t end) {
+  for (int i = 0; i < air->count; ++i) {
+    const packet_t* q = &air->packets[i];
+    if (q->channel == channel && q->start < end && start < q->end) return 1;
+  }
+  return 0;
+}
+
 static int overlaps(const packet_t* a, const packet_t* b) {
   return a->channel == b->channel && a->start < b->end && b->start < a->end;
 }
@@ -83,7 +97,7 @@ void air_result(packet_t* p, int node, const char* what) {
   }
 }
 
-static int has_result(const packet_t* p, const char* what) {
+int packet_has_result(const packet_t* p, const char* what) {
   for (int i = 0; i < p->result_count; ++i) {
     if (!strcmp(p->results[i].what, what)) return 1;
   }
@@ -93,6 +107,8 @@ static int has_result(const packet_t* p, const char* what) {
 static void board_name(char* out, size_t size, int node) {
   if (node == 0) {
     snprintf(out, size, "base");
+  } else if (node == ATTACKER_BOARD) {
+    snprintf(out, size, "attacker");
   } else {
     snprintf(out, size, "node%d", node);
   }
@@ -109,7 +125,9 @@ static void trace_packet(air_t* air, const packet_t* p, int collided) {
   fprintf(air->trace, "\",\"pid\":%u,\"pkt\":%u,\"attempt\":%d,\"len\":%u,\"payload\":\"", p->pid, p->number,
           p->attempt, p->len);
   for (int i = 0; i < p->len; ++i) fprintf(air->trace, "%02x", p->data[i]);
-  fprintf(air->trace, "\",\"fault\":%s,\"collision\":%s,\"rx\":{", faults[p->fault], collided ? "true" : "false");
+  fprintf(air->trace, "\",\"fault\":%s,\"collision\":%s,", faults[p->fault], collided ? "true" : "false");
+  if (p->attack) fprintf(air->trace, "\"attack\":\"%s\",", p->attack == ATTACK_FORGE ? "forge" : "replay");
+  fprintf(air->trace, "\"rx\":{");
   for (int i = 0; i < p->result_count; ++i) {
     board_name(to, sizeof to, p->results[i].node);
     fprintf(air->trace, "%s\"%s\":\"%s\"", i ? "," : "", to, p->results[i].what);
@@ -120,7 +138,12 @@ static void trace_packet(air_t* air, const packet_t* p, int collided) {
 static void finish(air_t* air, const packet_t* p) {
   int collided = p->collided;
   if (collided) ++air->stats.collisions;
-  if (p->kind == PKT_DATA && !has_result(p, "delivered") && !has_result(p, "dup_dropped")) ++air->stats.lost;
+  if (p->attack == ATTACK_FORGE && packet_has_result(p, "delivered")) ++air->stats.forged;
+  if (p->attack == ATTACK_REPLAY && packet_has_result(p, "delivered")) ++air->stats.replayed;
+  if (air->on_finish) air->on_finish(air->on_finish_ctx, p);
+  if (p->kind == PKT_DATA && !packet_has_result(p, "delivered") && !packet_has_result(p, "dup_dropped")) {
+    ++air->stats.lost;
+  }
   if (p->kind == PKT_ACK && !p->acked) ++air->stats.acks_lost;
   if (air->trace) trace_packet(air, p, collided);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <simavr/avr_adc.h>
+#include <simavr/avr_eeprom.h>
 #include <simavr/avr_ioport.h>
 #include <simavr/avr_spi.h>
 #include <simavr/avr_uart.h>
@@ -200,4 +201,15 @@ void board_set_radio(board_t* b, int attached) {
     b->radio.powered_ticks = 0;
   }
   b->radio.attached = attached;
+}
+
+// simavr 1.6's EEPROM ioctls return -1 even when they did their work: the bytes read back are the check.
+int board_write_eeprom(board_t* b, uint16_t offset, const uint8_t* data, uint32_t size) {
+  uint8_t back[64];
+  if (size > sizeof back) return -1;
+  avr_eeprom_desc_t set = {.ee = (uint8_t*)data, .offset = offset, .size = size};
+  avr_eeprom_desc_t get = {.ee = back, .offset = offset, .size = size};
+  avr_ioctl(b->avr, AVR_IOCTL_EEPROM_SET, &set);
+  avr_ioctl(b->avr, AVR_IOCTL_EEPROM_GET, &get);
+  return memcmp(back, data, size) != 0;
 }

@@ -47,3 +47,5 @@ int board_sleeping(const board_t* b);
 void board_wake_radio_at(board_t* b, ticks_t t);
 void board_reset(board_t* b);            // the MCU resets; the radio keeps its power and state
 void board_set_radio(board_t* b, int attached);  // plug the radio in (power-on reset) or pull it out
+// Writes EEPROM bytes, as an ISP programmer would before the board runs; they survive board_reset. 0 on success.
+int board_write_eeprom(board_t* b, uint16_t offset, const uint8_t* data, uint32_t size);

@@ -46,12 +46,6 @@ int nrf24_address_width(const nrf24_t* r) {
 
 int nrf24_listening(const nrf24_t* r) { return r->attached && (r->state == NRF_RX || r->state == NRF_ACK_WAIT); }
 
-// 7.3 packet format: preamble (1 byte), address (3-5), packet control field (9 bits), payload, CRC (0-2).
-static ticks_t air_ticks(const nrf24_t* r, int len) {
-  uint64_t bits = 8 + 8 * (uint64_t)nrf24_address_width(r) + 9 + 8 * (uint64_t)len + 8 * (uint64_t)nrf24_crc_bytes(r);
-  return bits * 1000 * TICKS_PER_US / nrf24_rate_kbps(r);
-}
-
 static void arm(nrf24_t* r) {
   if (!r->event_count) return;
   ticks_t first = r->events[0].t;
@@ -103,7 +97,7 @@ static void start_tx(nrf24_t* r) {
   memcpy(p.addr, r->tx_addr, 5);
   memcpy(p.data, e->data, e->len);
   p.start = now(r);
-  p.end = p.start + air_ticks(r, e->len);
+  p.end = p.start + packet_air_ticks(&p);
   set_state(r, NRF_TX);
   r->current_id = air_transmit(r->air, &p);
   nrf24_schedule(r, p.end, EV_TX_END, r->current_id);
@@ -274,7 +268,7 @@ static void receive(nrf24_t* r, uint32_t id) {
 
 static void start_ack(nrf24_t* r) {
   r->ack.start = now(r);
-  r->ack.end = r->ack.start + air_ticks(r, 0);
+  r->ack.end = r->ack.start + packet_air_ticks(&r->ack);
   air_transmit(r->air, &r->ack);
   nrf24_schedule(r, r->ack.end, EV_ACK_END, 0);
 }

@@ -13,13 +13,17 @@
 #include <simavr/sim_avr.h>
 
 #include "../pty_link.h"
+#include "attack.h"
+#include "keys.h"
 #include "lockstep.h"
+#include "../../../src/telemetry/eeprom_layout.h"
 
 static const char usage[] =
     "usage: radio-sim --nodes N [--sample-s S] --seconds T [--pty-link PATH] [-r] [--seed N] [--loss P]\n"
     "                 [--ack-loss P] [--corrupt P] [--drop-data|--drop-ack NODE:PKT[:N|all]]... [--trace FILE]\n"
+    "                 [--keys FILE] [--attack forge|replay[,...]] [--reboot-node NODE:S]... [--reboot-base S]...\n"
     "                 (radio_sim itself then takes BASE.elf NODE1.elf ... NODEN.elf)\n"
-    "stderr ends with: simulated_ms= delivered= lost= dup_dropped= acks_lost= collisions= max_rt=\n";
+    "stderr ends with: simulated_ms= delivered= lost= dup_dropped= acks_lost= collisions= max_rt= forged= replayed=\n";
 
 // Node n's analog inputs in mV at a 3.3 V supply (A0 temp_in, A1 temp_out, A2 light, A3 humidity), fixed so a
 // test can compute what each node must report; README.md lists them.
@@ -52,6 +56,47 @@ static void base_to_pty(board_t* b, uint8_t byte, void* ctx) {
   if (write(pty_fd, &byte, 1) < 0 && errno != EAGAIN && errno != EIO) perror("radio-sim: pty write");
 }
 
+// Scheduled MCU resets (--reboot-node, --reboot-base): the board restarts, its radio and EEPROM keep their state.
+#define MAX_REBOOTS 16
+typedef struct {
+  lockstep_t* sim;
+  attack_t* attack;  // NULL without --attack
+  struct {
+    int board;
+    ticks_t at;
+    int done;
+  } reboots[MAX_REBOOTS];
+  int reboot_count;
+} schedule_t;
+
+static int add_reboot(schedule_t* s, int board, const char* seconds) {
+  char* end;
+  double t = strtod(seconds, &end);
+  if (*end || t <= 0 || s->reboot_count == MAX_REBOOTS) return -1;
+  s->reboots[s->reboot_count].board = board;
+  s->reboots[s->reboot_count].at = (ticks_t)(t * 1000 * TICKS_PER_MS);
+  ++s->reboot_count;
+  return 0;
+}
+
+static int add_node_reboot(schedule_t* s, const char* spec) {
+  char* end;
+  long node = strtol(spec, &end, 10);
+  return *end == ':' && node >= 1 && node <= 6 ? add_reboot(s, (int)node, end + 1) : -1;
+}
+
+static void every_ms(void* ctx) {
+  schedule_t* s = ctx;
+  ticks_t now = lockstep_now(s->sim);
+  for (int i = 0; i < s->reboot_count; ++i) {
+    if (s->reboots[i].done || now < s->reboots[i].at || s->reboots[i].board >= s->sim->count) continue;
+    board_reset(&s->sim->boards[s->reboots[i].board]);
+    s->reboots[i].done = 1;
+    if (s->attack && s->reboots[i].board > 0) attack_node_rebooted(s->attack, s->reboots[i].board, now);
+  }
+  if (s->attack) attack_tick(s->attack, &s->sim->air, now);
+}
+
 static double cpu_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -66,16 +111,20 @@ static int parse_probability(const char* text, double* out) {
 
 int main(int argc, char** argv) {
   enum { O_NODES = 256, O_SAMPLE, O_SECONDS, O_PTY, O_SEED, O_LOSS, O_ACK_LOSS, O_CORRUPT, O_DROP_DATA, O_DROP_ACK,
-         O_TRACE };
+         O_TRACE, O_KEYS, O_ATTACK, O_REBOOT_NODE, O_REBOOT_BASE };
   static const struct option options[] = {
       {"nodes", 1, 0, O_NODES}, {"sample-s", 1, 0, O_SAMPLE}, {"seconds", 1, 0, O_SECONDS},
       {"pty-link", 1, 0, O_PTY}, {"seed", 1, 0, O_SEED}, {"loss", 1, 0, O_LOSS}, {"ack-loss", 1, 0, O_ACK_LOSS},
       {"corrupt", 1, 0, O_CORRUPT}, {"drop-data", 1, 0, O_DROP_DATA}, {"drop-ack", 1, 0, O_DROP_ACK},
-      {"trace", 1, 0, O_TRACE}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+      {"trace", 1, 0, O_TRACE}, {"keys", 1, 0, O_KEYS}, {"attack", 1, 0, O_ATTACK},
+      {"reboot-node", 1, 0, O_REBOOT_NODE}, {"reboot-base", 1, 0, O_REBOOT_BASE}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   int nodes = 0, realtime = 0, opt, bad = 0;
   double seconds = 0, sample_s = 60;  // the sketch's default SAMPLE_SECONDS
-  const char *pty_path = NULL, *trace_path = NULL;
+  const char *pty_path = NULL, *trace_path = NULL, *keys_path = NULL;
   faults_t faults = {.seed = 1};
+  static schedule_t schedule;
+  static attack_t attack;
+  int attacking = 0;
   while ((opt = getopt_long(argc, argv, "rh", options, NULL)) != -1) {
     switch (opt) {
       case O_NODES: nodes = atoi(optarg); break;
@@ -90,12 +139,20 @@ int main(int argc, char** argv) {
       case O_DROP_DATA: bad |= faults_add_drop(&faults, optarg, 0) != 0; break;
       case O_DROP_ACK: bad |= faults_add_drop(&faults, optarg, 1) != 0; break;
       case O_TRACE: trace_path = optarg; break;
+      case O_KEYS: keys_path = optarg; break;
+      case O_ATTACK: bad |= attack_parse(&attack, optarg) != 0, attacking = 1; break;
+      case O_REBOOT_NODE: bad |= add_node_reboot(&schedule, optarg) != 0; break;
+      case O_REBOOT_BASE: bad |= add_reboot(&schedule, 0, optarg) != 0; break;
       default: return fputs(usage, stderr), opt == 'h' ? 0 : 1;
     }
   }
   if (bad || nodes < 1 || nodes > 6 || seconds <= 0 || sample_s <= 0 || argc - optind != nodes + 1) {
     return fputs(usage, stderr), 1;
   }
+
+  static uint8_t keys[KEYS_MAX_NODE + 1][KEY_SIZE];
+  static int have_key[KEYS_MAX_NODE + 1];
+  if (keys_path && keys_load(keys_path, keys, have_key)) return 1;
 
   FILE* trace = trace_path ? fopen(trace_path, "w") : NULL;
   if (trace_path && !trace) return perror(trace_path), 1;
@@ -114,6 +171,10 @@ int main(int argc, char** argv) {
     node_inputs(n, adc_mv);
     board_t* node = lockstep_add(sim, argv[optind + n], offset, 1, NODE_VCC_MV, adc_mv);
     if (!node) return 1;
+    // Provisioned as `make upload KEY_FILE=` does: the key only; the counter reservation stays erased.
+    if (have_key[n] && board_write_eeprom(node, TELEMETRY_EEPROM_KEY_OFFSET, keys[n], KEY_SIZE)) {
+      return fprintf(stderr, "radio-sim: cannot write node %d's EEPROM\n", n), 1;
+    }
     // Each node's clock off by up to +-0.5 % (the Uno's ceramic resonator; the watchdog's own oscillator, which
     // simavr derives from it, is +-10 % on a real chip): nodes that once collide drift apart again, as real ones do.
     node->clock_ppm = (int32_t)(10000 * rng_unit(&boot)) - 5000;
@@ -121,6 +182,23 @@ int main(int argc, char** argv) {
   if (pty_path && (pty_fd = pty_link_open(pty_path, "radio-sim")) < 0) return 1;
   base->on_byte = pty_path ? base_to_pty : base_to_stdout;
 
+  schedule.sim = sim;
+  if (attacking) {
+    schedule.attack = &attack;
+    memcpy(attack.keys, keys, sizeof keys);
+    memcpy(attack.have_key, have_key, sizeof have_key);
+    attack_start(&attack, &sim->air, nodes, faults.seed, (ticks_t)(sample_s * 1000 * TICKS_PER_MS));
+    // A base station that restarts drops what its radio holds: no attack packet then, so every one that
+    // reached the radio reaches the serial line too.
+    for (int i = 0; i < schedule.reboot_count; ++i) {
+      ticks_t at = schedule.reboots[i].at;
+      if (schedule.reboots[i].board == 0) {
+        attack_quiet(&attack, at > US(100000) ? at - US(100000) : 0, at + US(1500000));
+      }
+    }
+  }
+  sim->every_ms = every_ms;
+  sim->every_ms_ctx = &schedule;
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
@@ -141,8 +219,9 @@ int main(int argc, char** argv) {
           cpu_ms() - cpu_start);
   const air_stats_t* st = &sim->air.stats;
   fprintf(stderr, "simulated_ms=%llu delivered=%llu lost=%llu dup_dropped=%llu acks_lost=%llu collisions=%llu "
-          "max_rt=%llu\n", (unsigned long long)(lockstep_now(sim) / TICKS_PER_MS),
+          "max_rt=%llu forged=%llu replayed=%llu\n", (unsigned long long)(lockstep_now(sim) / TICKS_PER_MS),
           (unsigned long long)st->delivered, (unsigned long long)st->lost, (unsigned long long)st->dup_dropped,
-          (unsigned long long)st->acks_lost, (unsigned long long)st->collisions, (unsigned long long)st->max_rt);
+          (unsigned long long)st->acks_lost, (unsigned long long)st->collisions, (unsigned long long)st->max_rt,
+          (unsigned long long)st->forged, (unsigned long long)st->replayed);
   return outcome == RUN_CRASHED ? 2 : outcome == RUN_WATCHDOG ? 3 : 0;
 }
