@@ -11,7 +11,8 @@ CASSANDRA := deploy/local/cassandra
 # systemd for `systemd-analyze verify` of the gateway's unit (a test; systemd need not be PID 1); openssl for the TLS tests.
 # nodejs and npm (the Node gateway) only where there is no node or npm: the Node gateway needs Node 20, which
 # Debian 12 does not ship (its nodejs is 18); a NodeSource nodejs 20 (npm included) is kept as it is.
-DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd openssl $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv) \
+# prometheus for its promtool: deploy/monitoring's alert rules are checked and unit-tested with it.
+DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd openssl prometheus $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv) \
 	$(shell command -v node >/dev/null || echo nodejs) $(shell command -v npm >/dev/null || echo npm)
 NODE_GATEWAY := gateway/node
 

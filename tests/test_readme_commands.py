@@ -197,6 +197,15 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     ".venv/bin/telemetry-board-sim --output week.txt --sources 3 --days 7 --interval 60": Run(
         expect="", sub={"week.txt": "week.txt"}),
     ".venv/bin/telemetry-board-sim --pty /tmp/ttyACM-room --format csv": RunBy(f"{BOARD_SIM}::test_pty_mode_is_a_serial_port"),
+    # deploy/monitoring/README.md
+    "sudo cp -r deploy/monitoring/rules /etc/prometheus/telemetry-rules": Manual(
+        "installs the rules on a Prometheus machine (root)"),
+    "sudoedit /etc/prometheus/prometheus.yml": Manual("opens an editor on the Prometheus machine"),
+    "promtool check config /etc/prometheus/prometheus.yml && sudo systemctl reload prometheus": Manual(
+        "reloads a running Prometheus server (root)"),
+    "sudo systemctl disable --now prometheus": Manual("stops a Prometheus server the package started (root)"),
+    "cd deploy/monitoring && promtool check rules rules/telemetry.rules.yml && promtool test rules "
+    "tests/telemetry.rules.test.yml": RunBy("deploy/monitoring/tests/test_monitoring_rules.py::test_promtool_accepts"),
 }
 
 
