@@ -100,6 +100,11 @@ export class Ingest {
     return this.stopped;
   }
 
+  /** The sources the spool knew at start (receipt stamps, stored seqs): the alert rules' silence watches them. */
+  get knownSources() {
+    return [...new Set([...this.acceptor.recent.keys(), ...this.acceptor.seq.sources.keys()])];
+  }
+
   /** After the stage died: frames read and never handed to the spool (accepted ones pending, reads queued). */
   unspooledFrames() {
     if (this.died === null) return 0;

@@ -115,7 +115,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     onDied: (error) => stageDied('ingest', error),
     onAccepted: config.alerts.length ? (rows) => alerting.frames(rows) : null });
   alerting = new Alerting(config.alerts, metrics, { maxSources: config.decode.max_sources,
-    known: ingest.acceptor.recent.keys() });
+    known: ingest.knownSources });
   sender = new Sender({
     spool, clientFactory: () => buildClient(config.cassandra, { keyspace: config.cassandra.keyspace }),
     keyspace: config.cassandra.keyspace,

@@ -8,13 +8,18 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import Database from 'better-sqlite3';
+
 import { AlertCommands, commandEnv } from '../src/alert-commands.js';
 import { parseAlertRules } from '../src/alert-rules.js';
 import { AlertStates } from '../src/alert-states.js';
 import { Alerting } from '../src/alerting.js';
+import { loadConfig } from '../src/config.js';
+import { Ingest } from '../src/ingest.js';
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
 import { packValues } from '../src/reading-values.js';
+import { Spool } from '../src/spool/index.js';
 import { contractVectors } from '../test-support/vectors.js';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'alerts-test-'));
@@ -83,6 +88,23 @@ describe('alerting', () => {
     assert.deepEqual(lines.map((line) => line.replace(/^\S+ /, '')), [
       'level=WARNING event=alert_raised rule=frost source=g1 kind=below metric=temp_in value=1.5 threshold=2 at=2000\n',
       'level=INFO event=alert_cleared rule=frost source=g1 kind=below metric=temp_in value=3 threshold=3 at=3000\n']);
+  });
+
+  it('the sources an earlier run left (receipt stamps, stored seqs) are known from the start', () => {
+    const path = join(SCRATCH, 'known.sqlite');
+    let spool = new Spool(path);
+    spool.commit([], [], { stamped: 5 });
+    spool.close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO source_seqs (source, seq, ts_ms) VALUES ('clocked', 7, 0)").run();
+    db.close();
+    spool = new Spool(path);
+    try {
+      const ingest = new Ingest(loadConfig(null, {}, { env: {} }), spool, createMetrics(), () => {});
+      assert.deepEqual(ingest.knownSources.sort(), ['clocked', 'stamped']);
+    } finally {
+      spool.close();
+    }
   });
 
   it('silence is ticked; a forgotten source loses its series', async () => {

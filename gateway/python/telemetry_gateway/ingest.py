@@ -97,8 +97,8 @@ class Ingest:
 
     @property
     def known_sources(self) -> list[str]:
-        """The sources the spool knew at start (their receipt stamps): the alert rules' silence watches them."""
-        return list(self._acceptor.recent)
+        """The sources the spool knew at start (receipt stamps, stored seqs): the alert rules' silence watches them."""
+        return list(dict.fromkeys([*self._acceptor.recent, *self._acceptor.seq.sources()]))
 
     @property
     def status_tally(self):

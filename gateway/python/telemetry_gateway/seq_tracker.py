@@ -59,6 +59,10 @@ class SeqTracker:
     def __len__(self) -> int:
         return len(self._sources)
 
+    def sources(self) -> list[str]:
+        """The sources with a state: right after resume(), those an earlier run left seqs for."""
+        return list(self._sources)
+
     def forget(self, source: str) -> None:
         self._sources.pop(source, None)
 

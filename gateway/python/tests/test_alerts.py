@@ -3,6 +3,7 @@ lines, the gauge, the status seam and the commands (argv, environment, timeout, 
 
 import json
 import logging
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -13,8 +14,10 @@ from telemetry_gateway.alert_commands import AlertCommands, command_env
 from telemetry_gateway.alert_rules import parse_alert_rules
 from telemetry_gateway.alert_states import AlertStates, Transition
 from telemetry_gateway.alerting import Alerting
+from telemetry_gateway.config import Config
+from telemetry_gateway.ingest import Ingest
 from telemetry_gateway.metrics import Metrics
-from telemetry_gateway.spool import NewFrame
+from telemetry_gateway.spool import NewFrame, Spool
 
 VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
 CASES = [json.loads(line) for line in (VECTORS / "alerts.jsonl").read_text("ascii").splitlines()]
@@ -76,6 +79,20 @@ def test_silence_is_ticked_and_forgotten_sources_lose_their_series():
     assert firing(metrics, "quiet", "old") == 1
     alerting.frames([frame("new", 5, temp_in=1.0)])  # max_sources 1: "old" is forgotten
     assert firing(metrics, "quiet", "old") is None
+
+
+def test_the_sources_an_earlier_run_left_are_known(tmp_path):
+    """Silence rules on "*" watch them from the start: receipt stamps (frames without t) and stored seqs (v1)."""
+    spool = Spool(tmp_path / "spool.sqlite")
+    try:
+        spool.commit([], [], {"stamped": 5})
+        with sqlite3.connect(spool.path) as db:
+            db.execute("INSERT INTO source_seqs (source, seq, ts_ms) VALUES ('clocked', 7, 0)")
+        spool.close()
+        spool = Spool(tmp_path / "spool.sqlite")
+        assert sorted(Ingest(Config(), spool, Metrics(), lambda: None).known_sources) == ["clocked", "stamped"]
+    finally:
+        spool.close()
 
 
 def script(tmp_path, body):
