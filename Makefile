@@ -49,7 +49,7 @@ LOCK_FILES := requirements.lock $(wildcard analytics/requirements.lock)
 
 # The repo's own Python packages, each a folder with a pyproject.toml, installed editable (tests and tools import
 # them by name; none is found through a path).
-PY_PACKAGES := lib/telemetry_cassandra gateway/python firmware/board_sim schema gateway/conformance analytics analytics/kit
+PY_PACKAGES := lib/telemetry_cassandra lib/telemetry_chromium gateway/python firmware/board_sim schema gateway/conformance analytics analytics/kit
 
 $(VENV)/.installed: $(LOCK_FILES) $(addsuffix /pyproject.toml,$(PY_PACKAGES))
 	@test -x $(PYTHON) || python3 -m venv $(VENV)

@@ -1,37 +1,13 @@
-"""Headless Debian Chromium: render a local page to PNG and read its pixels back (pypng); dump a page's DOM with the
-console messages it logged; the report's charts as read from that DOM."""
+"""The report's charts as read from a page's DOM; the browser itself (screenshot, DOM and console) is the shared
+telemetry_chromium (lib/telemetry_chromium)."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-import tempfile
 from html.parser import HTMLParser
-from pathlib import Path
 
-import png
+from telemetry_chromium import dom_and_console, screenshot
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
-CONSOLE = re.compile(r":CONSOLE[:(]")  # Chromium's log line of a console message, e.g. [..:INFO:CONSOLE:1] "Error: …"
-
-
-def screenshot(page: Path, out: Path, width: int = 1024, height: int = 2400) -> list[tuple[int, int, int]]:
-    with tempfile.TemporaryDirectory() as profile:
-        subprocess.run(["chromium", *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
-                        f"--screenshot={out}", page.resolve().as_uri()],
-                       capture_output=True, text=True, timeout=120, check=True)
-    w, h, rows, info = png.Reader(filename=str(out)).asRGB8()
-    return [tuple(row[i:i + 3]) for row in rows for i in range(0, w * 3, 3)]
-
-
-def dom_and_console(page: Path) -> tuple[str, list[str]]:
-    """The DOM after load and every console message (errors such as an SVG attribute Chromium could not parse)."""
-    with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run(["chromium", *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                               "--dump-dom", page.resolve().as_uri()],
-                              capture_output=True, text=True, timeout=120, check=True)
-    return done.stdout, [line for line in done.stderr.splitlines() if CONSOLE.search(line)]
+__all__ = ["charts", "dom_and_console", "hex_rgb", "screenshot"]
 
 
 class _Charts(HTMLParser):

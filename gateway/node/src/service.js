@@ -152,7 +152,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   metrics.last_seen.read = () => tally.lastSeenMs();
   const statusPage = new StatusPage({ version: VERSION, implementation: IMPLEMENTATION, policy: config.spool.fsync,
     startedMs: Date.now(), staleAfterS: config.metrics.stale_after_s },
-  { tally, spool, lastError: () => sender.lastError, metrics }); // alertStates: the alert rules' seam (none yet)
+  { tally, spool, lastError: () => sender.lastError, metrics, alertStates: () => alerting.alertStates() });
   let server = null;
   if (config.metrics.listen) {
     server = await startMetricsServer(config.metrics.listen, metrics.registry, statusPage);

@@ -97,8 +97,8 @@ class Gateway:
         self.metrics.last_seen.read = lambda: _locked(tally, tally.last_seen_ms)
         facts = GatewayFacts(VERSION, IMPLEMENTATION, config.spool.fsync, time.time_ns() // 1_000_000,
                              config.metrics.stale_after_s)
-        # alert_states: the seam the alert rules fill (status.md, "Alert states"); none yet
-        self.status_page = StatusPage(facts, tally, self.spool, lambda: self.sender.last_error, self.metrics)
+        self.status_page = StatusPage(facts, tally, self.spool, lambda: self.sender.last_error, self.metrics,
+                                      alert_states=self.alerting.states)  # status.md, "Alert states"
         self._streams_open = len(streams)
         self._exit_when_drained = exit_when_drained
         self._inputs: list[threading.Thread] = []

@@ -1,0 +1,130 @@
+"""Gateway conformance (gateway/contract/status.md): /status.json validates against status.schema.json, and the page
+at / shows it in a real headless Chromium: every source with its last values and units, a source that went silent
+marked stale, its silence alert firing, and no console message. Every gateway under test runs side by side, fed by
+the board simulator on its own pseudo-terminal; Cassandra plays no part (the gateways point at a closed port). The
+screenshots (a phone's width) are left in the test's folder as status-<gateway>.png."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import urllib.request
+from html.parser import HTMLParser
+
+import jsonschema
+from telemetry_board_sim import encode_frame
+from telemetry_chromium import dom_and_console, dom_console_and_screenshot
+from telemetry_conformance import ROOT, Board, GatewayUnderTest, gateways_under_test, wait_for
+from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixture)
+
+EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, side by side
+SCHEMA = json.loads((ROOT / "gateway" / "contract" / "status.schema.json").read_text())
+STALE_AFTER_S = 3
+QUIET_RULE = '\n[[alerts]]\nname = "quiet"\nsilent_s = 1.0\n'
+CELLAR = [("temp", "11.5"), ("vbat", "3.3")]  # sends once, then falls silent
+GREENHOUSE = [("temp_in", "4.25"), ("humidity", "81.5")]  # keeps sending
+SHOWN = {"cellar": {"temp": "11.5 \u00b0C", "vbat": "3.3 V"}, "greenhouse": {"temp_in": "4.25 \u00b0C", "humidity": "81.5 %RH"}}
+BUDGET_MS = 1000  # Chromium's virtual time for the page to fetch status.json and draw
+
+
+class Cards(HTMLParser):
+    """The page's source cards as drawn: {source: {"stale": "true"|"false", "values": {metric: text},
+    "alerts": {rule: text}}}."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cards: dict[str, dict] = {}
+        self._into: tuple[dict, str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-source" in a:
+            self.cards[a["data-source"]] = {"stale": a.get("data-stale"), "values": {}, "alerts": {}}
+        elif self.cards and "data-metric" in a:
+            self._into = (list(self.cards.values())[-1]["values"], a["data-metric"])
+        elif self.cards and "data-rule" in a:
+            self._into = (list(self.cards.values())[-1]["alerts"], a["data-rule"])
+
+    def handle_data(self, data):
+        if self._into is not None:
+            into, key = self._into
+            into[key] = into.get(key, "") + data
+
+    def handle_endtag(self, tag):
+        self._into = None
+
+
+def status(gateway: GatewayUnderTest) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{gateway.metrics_port}/status.json", timeout=5) as response:
+        assert response.headers["Content-Type"] == "application/json"
+        return json.loads(response.read())
+
+
+def by_source(doc: dict) -> dict[str, dict]:
+    return {entry["source"]: entry for entry in doc["sources"]}
+
+
+def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, gateways, monkeypatch):  # noqa: F811
+    _, probe = dom_and_console("data:text/html,<script>console.error('probe')</script>")
+    assert len(probe) == 1 and "probe" in probe[0], "the console check must see a console message"
+    rigs = {}
+    for name, command in gateways_under_test().items():
+        folder = tmp_path / name
+        folder.mkdir()
+        board = Board(folder / "ttyUSB0")
+        gateway = GatewayUnderTest.configure(folder, [board.link], "telemetry", "127.0.0.1", extra=QUIET_RULE)
+        gateways.append(gateway)
+        monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
+        gateway.start(TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_STALE_AFTER_S=str(STALE_AFTER_S))
+        rigs[name] = (board, gateway)
+    for board, _ in rigs.values():
+        board.write(encode_frame("cellar", 0, CELLAR))
+
+    stop = threading.Event()
+
+    def greenhouse_keeps_sending() -> None:
+        seq = 0
+        while not stop.is_set():
+            for board, _ in rigs.values():
+                board.write(encode_frame("greenhouse", seq, GREENHOUSE))
+            seq += 1
+            stop.wait(0.25)
+
+    sender = threading.Thread(target=greenhouse_keeps_sending, daemon=True)
+    sender.start()
+    try:
+        for name, (_, gateway) in rigs.items():
+            def settled(gateway=gateway):
+                doc = by_source(status(gateway))
+                return (doc.keys() == {"cellar", "greenhouse"} and doc["cellar"]["stale"]
+                        and not doc["greenhouse"]["stale"] and doc["cellar"]["alerts"][0]["state"] == "firing")
+            wait_for(settled, 30, f"{name}: cellar stale and its silence alert firing, greenhouse live")
+            doc = status(gateway)
+            jsonschema.validate(doc, SCHEMA)
+            assert doc["stale_after_s"] == STALE_AFTER_S, name
+            assert doc["gateway"]["implementation"] == name or name not in ("python", "node"), name
+            cellar, greenhouse = by_source(doc)["cellar"], by_source(doc)["greenhouse"]
+            assert cellar["values"] == [{"metric": "temp", "value": 11.5, "unit": "\u00b0C"},
+                                        {"metric": "vbat", "value": 3.3, "unit": "V"}], name
+            assert cellar["age_s"] > STALE_AFTER_S and greenhouse["frames_per_minute"] > 0, name
+            assert [a["rule"] + ":" + a["state"] for a in cellar["alerts"]] == ["quiet:firing"], name
+            assert doc["cassandra"]["state"] == "down" and doc["spool"]["frames"] > 0, name
+
+            url = f"http://127.0.0.1:{gateway.metrics_port}/"
+            dom, console, pixels = dom_console_and_screenshot(url, tmp_path / f"status-{name}.png", width=412,
+                                                              height=915, budget_ms=BUDGET_MS)
+            assert console == [], f"{name}: console messages: {console}"
+            cards = Cards()
+            cards.feed(dom)
+            assert {source: card["values"] for source, card in cards.cards.items()} == SHOWN, name
+            assert {source: card["stale"] for source, card in cards.cards.items()} == {
+                "cellar": "true", "greenhouse": "false"}, name
+            assert cards.cards["cellar"]["alerts"]["quiet"].startswith("quiet: firing"), name
+            assert doc["gateway"]["implementation"] + " gateway" in dom and "Cassandra" in dom, name
+            assert len(set(pixels)) > 20, f"{name}: the screenshot is blank"
+    finally:
+        stop.set()
+        sender.join()
+    for name, (_, gateway) in rigs.items():
+        assert gateway.stop() == 0, name
