@@ -36,7 +36,8 @@ CSV_COLUMNS = ("light", "temp")
 MAX_LINE = 200
 # PROTOCOL.md section 4: every reason a frame decoder gives, and a CSV port's.
 DECODE_REASONS = ("too_long", "empty", "no_frame", "bad_syntax", "bad_crc", "bad_version", "bad_source", "bad_seq",
-                  "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination")
+                  "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination",
+                  "bad_payload")
 CSV_REASONS = ("too_long", "csv_column_count", "csv_empty_field", "csv_bad_number")
 VECTORS = ROOT / "firmware" / "protocol" / "vectors"
 
@@ -84,7 +85,8 @@ class LineFuzzer:
         self.rng = rng
         self.vector_lines = vector_lines("decode.json") + vector_lines("room_csv.json")
         makers = ((self.valid_frame, 18), (self.crafted_frame, 18), (self.legacy, 22), (self.status, 4),
-                  (self.blank, 2), (self.noise_line, 4), (self.vector_line, 2), (self.mutated, 25), (self.overlong, 5))
+                  (self.blank, 2), (self.noise_line, 4), (self.vector_line, 2), (self.mutated, 25), (self.overlong, 5),
+                  (self.signed_frame, 6))
         self.makers, self.weights = zip(*makers)
 
     # --- pieces ----------------------------------------------------------------------------------------------------
@@ -164,6 +166,20 @@ class LineFuzzer:
         if rng.random() < 0.1:  # boot garbage before the frame
             line = self.noise(rng.randint(1, 40), without=b"\n$") + line
         return line
+
+    def signed_frame(self) -> bytes:
+        """A T2 line (PROTOCOL.md S1-S5) with a matching CRC: a payload mostly well formed, at times off in its
+        length, version byte, node id, a metric id or its source; the tag random (no decoder checks it)."""
+        rng = self.rng
+        node = rng.choice([1, 3, 6, 254, 0, 255])
+        ids = [rng.choice([1, 2, 3, 4, 5, 6, 6, 9, 0]) for _ in range(rng.choice([0, 1, 3, 5, 5, 6]))]
+        payload = bytes([rng.choice([2] * 8 + [1, 3]), node]) + rng.randbytes(9) + b"".join(
+            bytes([metric_id]) + rng.randbytes(2) for metric_id in ids) + rng.randbytes(6)
+        if rng.random() < 0.1:
+            payload = payload[:rng.randrange(len(payload))]
+        text = payload.hex().upper() if rng.random() < 0.95 else payload.hex()
+        source = f"node{node}" if rng.random() < 0.9 else rng.choice(["node03", "G", f"node{node + 1}"])
+        return with_right_crc(f"$T2,{source},{text}*0000".encode())
 
     def crafted_frame(self) -> bytes:
         """A frame from parts that are each valid or at a rule's edge; mostly with a matching CRC, so the later
