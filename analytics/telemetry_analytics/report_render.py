@@ -159,5 +159,8 @@ def summary(report: dict) -> str:
         if s["difference"]:
             parts.append(f"diff avg {num(s['difference']['mean'])} max {s['difference']['biggest']['value']:g}")
         parts.append(f"{len(s['cold_nights'])} cold night(s) below {c['cold_threshold']:g}")
+        expected = sum(d["expected_frames"] for d in s["days"])
+        if expected:
+            parts.append(f"{sum(d['frames'] for d in s['days']) / expected:.0%} of the expected frames")
         lines.append(f"  {s['source']}: " + ", ".join(parts))
     return "\n".join(lines)

@@ -30,10 +30,10 @@ def main(days: int = 3) -> int:
     now_ms = int(time.time() * 1000)
     start = int(datetime.combine(today - timedelta(days=days - 1), datetime.min.time(), UTC).timestamp() * 1000)
     loader = CassandraLoader(cql, keyspace)
-    rows = sum(loader.write(greenhouse_readings(name, start, now_ms, 60_000, seed=i, night_low=low))
+    rows = sum(loader.write(greenhouse_readings(name, start, now_ms, 300_000, seed=i, night_low=low))
                for i, (name, low) in enumerate((("greenhouse-1", 1.0), ("greenhouse-2", 3.0))))
     print(f"analytics demo: no readings for {today} in {keyspace}: loaded {rows:,} simulated readings "
-          f"(2 greenhouses, a frame a minute since {today - timedelta(days=days - 1)})")
+          f"(2 greenhouses, a frame every 5 minutes since {today - timedelta(days=days - 1)})")
     cluster.shutdown()
     return 0
 
