@@ -120,6 +120,7 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "schema/migrate --readings-ttl 31536000": RunBy(f"{SCHEMA}::test_network_topology_replication_and_ttl"),
     # gateway/python/README.md
     ".venv/bin/telemetry-gateway --help": Run(expect="Serial telemetry frames into Cassandra"),
+    ".venv/bin/telemetry-gateway --version": Run(expect="(python)"),
     ".venv/bin/telemetry-gateway run --config gateway.toml": RunBy(
         "gateway/conformance/test_conformance.py::test_frames_through_a_pty_land_as_the_right_rows"),
     ".venv/bin/telemetry-gateway run --input frames.txt --exit-when-drained": RunBy(
@@ -129,6 +130,7 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     f"echo {DECODE_LINE} | .venv/bin/telemetry-gateway decode": Run(expect='"kind":"frame"'),
     # gateway/node/README.md
     "gateway/node/bin/telemetry-gateway-node --help": Run(expect="Serial telemetry frames into Cassandra"),
+    "gateway/node/bin/telemetry-gateway-node --version": Run(expect="(node)"),
     "gateway/node/bin/telemetry-gateway-node run --config gateway.toml": RunBy(
         "gateway/conformance/test_conformance.py::test_frames_through_a_pty_land_as_the_right_rows"),
     "gateway/node/bin/telemetry-gateway-node run --input frames.txt --exit-when-drained": RunBy(
