@@ -5,6 +5,9 @@
 #include <avr/sleep.h>
 #include <avr/wdt.h>
 #include <TelemetryNode.h>
+#if SIGNING
+#include "signing.h"
+#endif
 
 using namespace telemetry;
 
@@ -104,7 +107,11 @@ bool start_radio() {
 
 bool send(const RadioPayload& payload) {
   uint8_t bytes[kPayloadMaxSize];
+#if SIGNING
+  uint8_t length = signing::encode(payload, bytes);
+#else
   uint8_t length = payload_encode(payload, bytes);
+#endif
   if (length == 0) return false;
   if (!radio_ok) radio_ok = start_radio();  // a radio plugged in later is picked up
   if (!radio_ok) return false;
@@ -122,7 +129,13 @@ void setup() {
   Serial.print(F(" channel="));
   Serial.print(RF_CHANNEL);
   Serial.print(F(" sample_s="));
+#if SIGNING
+  Serial.print(SAMPLE_SECONDS);
+  signing::load();
+  Serial.println(signing::has_key ? F(" payload=v2") : F(" payload=v2 key=none"));
+#else
   Serial.println(SAMPLE_SECONDS);
+#endif
   radio_ok = start_radio();
   Serial.println(radio_ok ? F("# radio ok") : F("# radio missing"));
 }
@@ -133,6 +146,14 @@ void loop() {
   payload.seq = seq++;
   payload.send_failures = send_failures;
   sample(payload);
+#if SIGNING
+  if (!signing::has_key) {  // nothing goes on the air unsigned: the gateway would reject it; say why here instead
+    Serial.println(F("# no key"));
+    Serial.flush();
+    sleep_seconds(SAMPLE_SECONDS);
+    return;
+  }
+#endif
   bool acked = send(payload);
   if (!acked && send_failures < 255) ++send_failures;
   // A short line per sample for someone with a USB cable at the node; costs ~1 ms awake.
@@ -144,7 +165,17 @@ void loop() {
   Serial.print(payload.vbat_mv);
   Serial.print(acked ? F(" ack=yes") : F(" ack=no"));
   Serial.print(F(" failures="));
+#if SIGNING
+  Serial.print(send_failures);
+  Serial.print(F(" counter="));
+  if (signing::signed_last) {
+    Serial.println(signing::last_counter);
+  } else {
+    Serial.println(F("none"));  // counters exhausted or the reservation not stored: nothing sent
+  }
+#else
   Serial.println(send_failures);
+#endif
   Serial.flush();  // power-down would cut the line short
   sleep_seconds(SAMPLE_SECONDS);
 }

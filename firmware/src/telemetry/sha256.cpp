@@ -28,7 +28,20 @@ const uint32_t kRoundConstants[64] PROGMEM = {
 const uint32_t kInitialState[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
-inline uint32_t rotr(uint32_t x, uint8_t n) { return (x >> n) | (x << (32 - n)); }
+inline uint32_t rotr1(uint32_t x) { return (x >> 1) | ((x & 1) ? 0x80000000UL : 0); }
+inline uint32_t rotl1(uint32_t x) { return (x << 1) | ((x & 0x80000000UL) ? 1 : 0); }
+
+// Rotate right by n (a constant, 0..27). The AVR has no barrel shifter: gcc shifts a 32-bit word one bit per loop
+// turn, so rotate by whole bytes (register moves), then by at most 4 single bits either way: about 3x faster.
+__attribute__((always_inline)) inline uint32_t rotr(uint32_t x, uint8_t n) {
+  uint8_t whole = static_cast<uint8_t>((n + 4) & ~7);  // n rounded to the nearest multiple of 8
+  if (whole == 8) x = (x >> 8) | (x << 24);
+  if (whole == 16) x = (x >> 16) | (x << 16);
+  if (whole == 24) x = (x >> 24) | (x << 8);
+  for (uint8_t i = whole; i < n; ++i) x = rotr1(x);
+  for (uint8_t i = n; i < whole; ++i) x = rotl1(x);
+  return x;
+}
 
 uint32_t load_be32(const uint8_t* p) {
   return (static_cast<uint32_t>(p[0]) << 24) | (static_cast<uint32_t>(p[1]) << 16) |

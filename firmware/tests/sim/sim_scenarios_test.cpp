@@ -10,39 +10,14 @@
 
 #include <gtest/gtest.h>
 
-#include "sim_frames.h"
+#include "sim_run.h"
 
 namespace {
 
 using namespace sim;
 
-struct SimRun {
-  int exit_code = -1;
-  std::vector<Line> lines;
-  std::string summary;  // "# sim: simulated_ms=... wall_ms=... state=..."
-};
-
 SimRun run_sketch(const std::string& sketch, const std::string& args) {
-  std::string stderr_path = std::string(BUILD_DIR) + "/tests/" + sketch + ".sim.stderr";
-  std::string command = std::string(SIM_UNO) + " -T -w 60 " + args + " " + BUILD_DIR + "/" + sketch + "/" + sketch +
-                        ".elf 2>" + stderr_path;
-  SimRun run;
-  FILE* out = popen(command.c_str(), "r");
-  if (!out) return run;
-  char buf[512];
-  std::regex stamped(R"(^\[(\d+)\] (.*?)\r?\n?$)");
-  while (fgets(buf, sizeof buf, out)) {
-    std::cmatch m;
-    if (std::regex_match(buf, m, stamped)) run.lines.push_back({std::stol(m[1]), m[2]});
-  }
-  int status = pclose(out);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(stderr_path);
-  for (std::string l; std::getline(err, l);) {
-    if (l.rfind("# sim: ", 0) == 0) run.summary = l;
-  }
-  std::printf("    %s %s -> %s\n", sketch.c_str(), args.c_str(), run.summary.c_str());
-  return run;
+  return run_elf(sketch, std::string(BUILD_DIR) + "/" + sketch + "/" + sketch + ".elf", args);
 }
 
 std::vector<Frame> frames_of(const SimRun& run) {
@@ -54,14 +29,6 @@ std::vector<Frame> frames_of(const SimRun& run) {
     frames.push_back(f);
   }
   return frames;
-}
-
-std::vector<Line> lines_starting(const SimRun& run, const std::string& prefix) {
-  std::vector<Line> out;
-  for (const Line& l : run.lines) {
-    if (l.text.rfind(prefix, 0) == 0) out.push_back(l);
-  }
-  return out;
 }
 
 // `count` frames from source room, seq 0, 1, ..., 5 s of simulated time apart, carrying temp and light.

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include <simavr/avr_adc.h>
+#include <simavr/avr_eeprom.h>
 #include <simavr/avr_uart.h>
 #include <simavr/sim_avr.h>
 #include <simavr/sim_elf.h>
+#include <simavr/sim_hex.h>
 
 #include "pty_link.h"
 
@@ -24,10 +26,12 @@
 #define CYCLES_PER_MS (CPU_HZ / 1000)
 
 static const char usage[] =
-    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-p PTY_LINK] [-r] [-T] [-w WALL_S] firmware.elf\n"
+    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-p PTY_LINK] [-r] [-T] [-w WALL_S] "
+    "firmware.elf\n"
     "  -m SIM_MS   stop after SIM_MS simulated milliseconds (default: until SIGTERM/SIGINT)\n"
     "  -a PIN=MV   analog input A<PIN> (0-7) held at MV millivolts (repeatable; default 0)\n"
     "  -v VCC_MV   supply voltage Vcc = AVcc = AREF (default 5000)\n"
+    "  -e FILE     EEPROM contents from an Intel HEX image, as avrdude -U eeprom:w:FILE:i writes them (else erased)\n"
     "  -p PATH     expose UART0 on a pseudo-terminal and make PATH a symlink to it (else UART0 -> stdout)\n"
     "  -T          prefix each stdout line with [simulated ms]\n"
     "  -r          pace simulated time to wall-clock time (else as fast as the host runs)\n"
@@ -108,18 +112,38 @@ static void pump_pty_input(avr_t* avr, avr_irq_t* uart_in) {
   (void)avr;
 }
 
+// The bytes of an Intel HEX image into the EEPROM; the rest stays erased (0xFF), as on a real chip.
+static int load_eeprom(avr_t* avr, const char* path) {
+  ihex_chunk_p chunks = NULL;
+  int count = read_ihex_chunks(path, &chunks);
+  if (count < 0) return fprintf(stderr, "sim_uno: cannot read EEPROM image %s\n", path), -1;
+  for (int i = 0; i < count; ++i) {
+    if (chunks[i].baseaddr + chunks[i].size > 1024) {
+      free_ihex_chunks(chunks);
+      return fprintf(stderr, "sim_uno: %s goes past the 1024-byte EEPROM\n", path), -1;
+    }
+    avr_eeprom_desc_t desc = {.ee = chunks[i].data, .offset = (uint16_t)chunks[i].baseaddr,
+                              .size = chunks[i].size};
+    avr_ioctl(avr, AVR_IOCTL_EEPROM_SET, &desc);
+  }
+  free_ihex_chunks(chunks);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   long sim_ms = 0, vcc_mv = 5000, wall_limit_s = 120;
   long adc_mv[8] = {0};
   const char* pty_link = NULL;
+  const char* eeprom_image = NULL;
   int realtime = 0, opt;
-  while ((opt = getopt(argc, argv, "m:a:v:p:rTw:h")) != -1) {
+  while ((opt = getopt(argc, argv, "m:a:v:e:p:rTw:h")) != -1) {
     int pin;
     long mv;
     switch (opt) {
       case 'm': sim_ms = atol(optarg); break;
       case 'v': vcc_mv = atol(optarg); break;
       case 'p': pty_link = optarg; break;
+      case 'e': eeprom_image = optarg; break;
       case 'r': realtime = 1; break;
       case 'T': timestamps = 1; break;
       case 'w': wall_limit_s = atol(optarg); break;
@@ -144,6 +168,7 @@ int main(int argc, char** argv) {
   avr_load_firmware(avr, &firmware);
   avr->sleep = no_host_sleep;
   avr->vcc = avr->avcc = avr->aref = (uint32_t)vcc_mv;
+  if (eeprom_image && load_eeprom(avr, eeprom_image)) return 1;
 
   for (int pin = 0; pin < 8; ++pin) {
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + pin), (uint32_t)adc_mv[pin]);
