@@ -1,15 +1,17 @@
 """Gateway conformance (gateway/contract/alerts.md): a simulated frost night gives exactly one raise and one clear
-per [[alerts]] rule, in the log, in alerts_firing and through each rule's command (a script that appends the alert's
-environment to a file). The night is ten hours of readings every ten minutes, compressed: each frame carries its
-own t, and for_s is measured on reading time. A silence rule then raises once the board goes quiet and clears with
+per [[alerts]] rule, in the log, in alerts_firing, through each rule's command (a script that appends the alert's
+environment to a file) and in /status.json. The night is ten hours of readings every ten minutes, compressed: each
+frame carries its own t, and for_s is measured on reading time. A silence rule then raises once the board goes quiet and clears with
 its next frame. Every gateway under test runs side by side, each with its board and source; Cassandra plays no
 part (the gateways point at a closed port)."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import time
+import urllib.request
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, gateways_under_test, wait_for
 from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixture)
@@ -97,5 +99,11 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
                 assert log.count(f"event={transition} rule={rule} source={stream.source} ") == 1, (name, rule)
             assert gateway.metric("telemetry_gateway_alerts_firing", rule=rule, source=stream.source) == 0, name
         assert "event=alert_command_failed" not in log, name
+        with urllib.request.urlopen(f"http://127.0.0.1:{gateway.metrics_port}/status.json", timeout=5) as response:
+            status = json.load(response)
+        [source] = [item for item in status["sources"] if item["source"] == stream.source]
+        assert [(item["rule"], item["state"]) for item in source["alerts"]] == [
+            ("cold", "ok"), ("frost", "ok"), ("quiet", "ok")], name  # status.md, sorted by rule
+        assert all(item["since"] for item in source["alerts"]), name  # each left ok once and came back
         assert gateway.stop() == 0, name
     assert sorted(path.name for path in out.iterdir()) == sorted(f"{s.source}.log" for *_, s in rigs.values())
