@@ -23,12 +23,7 @@ export class StatusPage {
    *   (status.md, "Alert states"): source → its rule states; none by default
    */
   constructor(facts, { tally, spool, lastError, metrics, alertStates = () => new Map() }) {
-    this.facts = facts;
-    this.tally = tally;
-    this.spool = spool;
-    this.lastError = lastError;
-    this.metrics = metrics;
-    this.alertStates = alertStates;
+    Object.assign(this, { facts, tally, spool, lastError, metrics, alertStates });
   }
 
   async document() {

@@ -4,6 +4,7 @@ the tally, the spool, the sender and the metrics of the running gateway."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import json
 import sqlite3
 import time
@@ -23,34 +24,33 @@ PAGE: bytes = files(__package__).joinpath("contract", "status.html").read_bytes(
 AlertStates = Callable[[], Mapping[str, Sequence[Mapping]]]
 
 
+@dataclass
 class StatusPage:
-    def __init__(self, facts: GatewayFacts, tally: SourceTally, spool, last_error: Callable[[], tuple | None],
-                 metrics: Metrics, alert_states: AlertStates = dict) -> None:
-        self._facts = facts
-        self._tally = tally
-        self._spool = spool
-        self._last_error = last_error
-        self._metrics = metrics
-        self.alert_states = alert_states
+    facts: GatewayFacts
+    tally: SourceTally
+    spool: object  # the Spool: depth, held_frames, oldest_received_ms()
+    last_error: Callable[[], tuple | None]  # the sender's (error kind, wall ms)
+    metrics: Metrics
+    alert_states: AlertStates = dict
 
     def document(self) -> dict:
         now_ms = time.time_ns() // 1_000_000
-        with self._tally.lock:
-            views = self._tally.view(now_ms)
+        with self.tally.lock:
+            views = self.tally.view(now_ms)
         views = [dataclasses.replace(view, values=unpack_values(*view.values) if view.values else ())
                  for view in views]
-        moment = Moment(now_ms, self._rejects(), self._spool.depth, self._spool.held_frames, self._oldest(),
-                        self._value(self._metrics.cassandra_up) == 1, self._last_error())
-        return status_document(self._facts, moment, views, self.alert_states(), UNITS)
+        moment = Moment(now_ms, self._rejects(), self.spool.depth, self.spool.held_frames, self._oldest(),
+                        self._value(self.metrics.cassandra_up) == 1, self.last_error())
+        return status_document(self.facts, moment, views, self.alert_states(), UNITS)
 
     def _oldest(self) -> int | None:
         try:
-            return self._spool.oldest_received_ms()
+            return self.spool.oldest_received_ms()
         except sqlite3.Error:  # the spool closing at stop
             return None
 
     def _rejects(self) -> dict[str, int]:
-        return {sample.labels["reason"]: int(sample.value) for family in self._metrics.rejects.collect()
+        return {sample.labels["reason"]: int(sample.value) for family in self.metrics.rejects.collect()
                 for sample in family.samples if sample.name.endswith("_total")}
 
     @staticmethod
