@@ -1,9 +1,9 @@
 """Gateway conformance (gateway/contract/alerts.md): a simulated frost night gives exactly one raise and one clear
 per [[alerts]] rule, in the log, in alerts_firing, through each rule's command (a script that appends the alert's
 environment to a file) and in /status.json. The night is ten hours of readings every ten minutes, compressed: each
-frame carries its own t, and for_s is measured on reading time. A silence rule then raises once the board goes quiet and clears with
-its next frame. Every gateway under test runs side by side, each with its board and source; Cassandra plays no
-part (the gateways point at a closed port)."""
+frame carries its own t, and for_s is measured on reading time. A silence rule then raises once the board goes
+quiet and clears with its next frame. Every gateway under test runs side by side, each with its board and source;
+Cassandra plays no part (the gateways point at a closed port)."""
 
 from __future__ import annotations
 
