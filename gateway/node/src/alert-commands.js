@@ -19,6 +19,15 @@ export function commandEnv(t, base) {
   });
 }
 
+/** SIGKILL to the run's process group (detached: a group of its own), so a script's children go with it. */
+export function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 /** One run: resolves null when it exited 0, else [reason, detail] as alert_command_failed names them. */
 export function runOnce(argv, env, timeoutS, started) {
   return new Promise((resolve) => {
@@ -31,7 +40,7 @@ export function runOnce(argv, env, timeoutS, started) {
     }
     started(child);
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutS * 1000);
+    const timer = setTimeout(() => { timedOut = true; killGroup(child); }, timeoutS * 1000);
     const done = (result) => { clearTimeout(timer); resolve(result); };
     child.once('error', (error) => done(['not_started', `${argv[0]}: ${error.message}`]));
     child.once('exit', (code, signal) => {
@@ -88,7 +97,7 @@ export class AlertCommands {
     this.stopped = true;
     for (const waiting of this.waiting.values()) waiting.clear();
     for (const child of this.running.values()) {
-      if (child !== null && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child !== null && child.exitCode === null && child.signalCode === null) killGroup(child);
     }
   }
 

@@ -121,6 +121,22 @@ describe('alerting', () => {
   });
 });
 
+/** A script that starts a child (sleep 30), writes its pid to pidFile, and waits. */
+function slowWithAChild(pidFile) {
+  return `import { spawn } from 'node:child_process';\nimport { writeFileSync } from 'node:fs';\n`
+    + `writeFileSync(${JSON.stringify(pidFile)}, String(spawn('sleep', ['30'], { stdio: 'ignore' }).pid));\n`
+    + 'await new Promise((r) => setTimeout(r, 30000));';
+}
+
+/** No such process, or a zombie nobody has reaped yet. */
+function gone(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').at(-1).trim().split(' ')[0] === 'Z';
+  } catch {
+    return true;
+  }
+}
+
 describe('alert commands', () => {
   it('the command gets the alert in its environment and no credentials', () => {
     assert.deepEqual(commandEnv(transition(), { PATH: '/bin', TELEMETRY_CASSANDRA_PASSWORD: 's3cret' }), {
@@ -150,9 +166,9 @@ describe('alert commands', () => {
     const lines = [];
     setupLogging('warning', { write: (text) => lines.push(text) });
     const metrics = createMetrics();
+    const childPid = join(SCRATCH, 'child.pid');
     const rules = parseAlertRules([{ ...FROST, command: script('process.exit(3);') },
-      { ...FROST, name: 'slow', command: script('await new Promise((r) => setTimeout(r, 30000));'),
-        command_timeout_s: 0.2 },
+      { ...FROST, name: 'slow', command: script(slowWithAChild(childPid)), command_timeout_s: 0.6 },
       { ...FROST, name: 'absent', command: [join(SCRATCH, 'no-such-program')] }], '');
     const alerting = new Alerting(rules, metrics, { maxSources: 1000, startMs: 0 });
     alerting.frames([row('g1', 1000, { temp_in: 0 })]);
@@ -166,6 +182,7 @@ describe('alert commands', () => {
     for (const rule of ['frost', 'slow', 'absent']) {
       assert.equal(await gauge(metrics, 'telemetry_gateway_alert_command_failures_total', { rule }), 1);
     }
+    await waitFor(() => gone(readFileSync(childPid, 'utf8'))); // the timeout killed the run's whole group
   });
 
   it('stop kills runs in flight', async () => {

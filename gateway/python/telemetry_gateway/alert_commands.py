@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -36,6 +37,14 @@ def command_env(transition: Transition, base: Mapping[str, str]) -> dict[str, st
     return env
 
 
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL to the run's process group (its own session): a script's children go with it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:  # already gone
+        pass
+
+
 def run_once(argv: tuple[str, ...], env: Mapping[str, str], timeout_s: float,
              started: Callable[[subprocess.Popen], None]) -> tuple[str, str] | None:
     """One run: None when it exited 0, else (reason, detail) as alert_command_failed names them."""
@@ -48,7 +57,7 @@ def run_once(argv: tuple[str, ...], env: Mapping[str, str], timeout_s: float,
     try:
         status = process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        process.kill()
+        kill_group(process)
         process.wait()
         return "timeout", f"still running after {field_text(timeout_s)} s: killed"
     if status > 0:
@@ -110,7 +119,7 @@ class AlertCommands:
         with self._lock:
             self._running[name] = process
             if self._stopped:
-                process.kill()
+                kill_group(process)
 
     def stop(self) -> None:
         """Waiting runs are dropped, runs in flight killed: a stop waits for no command."""
@@ -120,10 +129,8 @@ class AlertCommands:
                 waiting.clear()
             processes = [process for process in self._running.values() if process is not None]
         for process in processes:
-            try:
-                process.kill()
-            except OSError:
-                pass
+            if process.poll() is None:
+                kill_group(process)
 
     def idle(self) -> bool:
         """No run in flight or waiting (tests wait for it)."""

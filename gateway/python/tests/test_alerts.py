@@ -129,11 +129,25 @@ def test_one_run_in_flight_per_rule_the_newest_waiting_per_source(tmp_path):
     assert failures == []
 
 
+SLOW_WITH_A_CHILD = """import subprocess
+child = subprocess.Popen(["sleep", "30"])
+open({pid_file!r}, "w").write(str(child.pid))
+time.sleep(30)"""
+
+
+def gone(pid: str) -> bool:
+    """No such process, or a zombie nobody has reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def test_failed_runs_are_logged_and_counted_never_retried(tmp_path, caplog):
     metrics = Metrics()
     rules = parse_alert_rules([{**FROST, "command": script(tmp_path, "sys.exit(3)")},
-                               {**FROST, "name": "slow", "command": script(tmp_path, "time.sleep(30)"),
-                                "command_timeout_s": 0.2},
+                               {**FROST, "name": "slow", "command": script(tmp_path, SLOW_WITH_A_CHILD.format(
+                                   pid_file=str(tmp_path / "child.pid"))), "command_timeout_s": 0.6},
                                {**FROST, "name": "absent", "command": [str(tmp_path / "no-such-program")]}], "")
     alerting = Alerting(rules, metrics, 1000, start_ms=0)
     with caplog.at_level(logging.WARNING, logger="telemetry_gateway"):
@@ -148,6 +162,7 @@ def test_failed_runs_are_logged_and_counted_never_retried(tmp_path, caplog):
     assert "rule=slow source=g1 state=firing reason=timeout" in failed[2]
     for rule in ("frost", "slow", "absent"):
         assert metrics.registry.get_sample_value("telemetry_gateway_alert_command_failures_total", {"rule": rule}) == 1
+    wait_for(lambda: gone((tmp_path / "child.pid").read_text()))  # the timeout killed the run's whole group
 
 
 def test_stop_kills_runs_in_flight(tmp_path):
