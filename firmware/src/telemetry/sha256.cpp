@@ -87,12 +87,14 @@ void compress(uint32_t state[8], const uint8_t block[SHA256_BLOCK_SIZE]) {
 
 extern "C" {
 
-void sha256_init(sha256_ctx* ctx) {
-  memcpy(ctx->state, kInitialState, sizeof kInitialState);
-  ctx->bit_count_low = 0;
-  ctx->bit_count_high = 0;
+void sha256_resume(sha256_ctx* ctx, const uint32_t state[8], uint32_t blocks) {
+  memcpy(ctx->state, state, sizeof ctx->state);
+  ctx->bit_count_low = blocks << 9;  // 512 bits a block
+  ctx->bit_count_high = blocks >> 23;
   ctx->fill = 0;
 }
+
+void sha256_init(sha256_ctx* ctx) { sha256_resume(ctx, kInitialState, 0); }
 
 void sha256_update(sha256_ctx* ctx, const uint8_t* data, size_t length) {
   for (size_t i = 0; i < length; ++i) {

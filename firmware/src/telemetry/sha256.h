@@ -20,6 +20,8 @@ typedef struct {
 } sha256_ctx;
 
 void sha256_init(sha256_ctx* ctx);
+// Continues from a state saved after `blocks` whole blocks (an HMAC key's padded blocks, hmac_sha256.h).
+void sha256_resume(sha256_ctx* ctx, const uint32_t state[8], uint32_t blocks);
 void sha256_update(sha256_ctx* ctx, const uint8_t* data, size_t length);
 void sha256_final(sha256_ctx* ctx, uint8_t digest[SHA256_DIGEST_SIZE]);
 void sha256(const uint8_t* data, size_t length, uint8_t digest[SHA256_DIGEST_SIZE]);

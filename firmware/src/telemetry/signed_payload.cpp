@@ -2,18 +2,11 @@
 
 #include <string.h>
 
-#include "hmac_sha256.h"
 #include "le_bytes.h"
 
 namespace telemetry {
 
-void payload_tag(const uint8_t key[kKeySize], const uint8_t* signed_bytes, uint8_t length, uint8_t tag[kTagSize]) {
-  uint8_t mac[SHA256_DIGEST_SIZE];
-  hmac_sha256(key, kKeySize, signed_bytes, length, mac);
-  memcpy(tag, mac, kTagSize);
-}
-
-uint8_t signed_payload_encode(const RadioPayload& p, uint32_t counter, const uint8_t key[kKeySize], uint8_t* out) {
+uint8_t signed_payload_encode(const RadioPayload& p, uint32_t counter, const hmac_sha256_key& key, uint8_t* out) {
   if (p.count > kSignedMaxMetrics || payload_check(p) != kPayloadOk) return 0;
   out[0] = kSignedPayloadVersion;
   out[1] = p.node_id;
@@ -22,8 +15,16 @@ uint8_t signed_payload_encode(const RadioPayload& p, uint32_t counter, const uin
   put_le16(out + 8, p.vbat_mv);
   out[10] = p.send_failures;
   uint8_t length = static_cast<uint8_t>(payload_put_metrics(p, out + kSignedHeaderSize) - out);
-  payload_tag(key, out, length, out + length);
+  uint8_t mac[SHA256_DIGEST_SIZE];
+  hmac_sha256_prepared(&key, out, length, mac);
+  memcpy(out + length, mac, kTagSize);
   return static_cast<uint8_t>(length + kTagSize);
+}
+
+uint8_t signed_payload_encode(const RadioPayload& p, uint32_t counter, const uint8_t key[kKeySize], uint8_t* out) {
+  hmac_sha256_key prepared;
+  hmac_sha256_prepare(&prepared, key, kKeySize);
+  return signed_payload_encode(p, counter, prepared, out);
 }
 
 PayloadError signed_payload_decode(const uint8_t* data, uint8_t length, RadioPayload& out, uint32_t& counter) {

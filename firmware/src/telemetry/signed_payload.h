@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "hmac_sha256.h"
 #include "radio_payload.h"
 
 namespace telemetry {
@@ -16,12 +17,12 @@ const uint8_t kSignedMinSize = kSignedHeaderSize + kTagSize;                    
 const uint8_t kSignedMaxSize = kSignedMinSize + kSignedMaxMetrics * kPayloadMetricSize;  // 32
 const uint8_t kKeySize = 16;
 
-// tag = HMAC-SHA256(key, signed bytes)[0:6].
-void payload_tag(const uint8_t key[kKeySize], const uint8_t* signed_bytes, uint8_t length, uint8_t tag[kTagSize]);
-
-// Serialises and signs into out (at least kSignedMaxSize bytes); returns the byte count, or 0 if the payload is
-// invalid or has more than kSignedMaxMetrics metrics.
+// Serialises and signs into out (at least kSignedMaxSize bytes): tag = HMAC-SHA256(key, signed bytes)[0:6].
+// Returns the byte count, or 0 if the payload is invalid or has more than kSignedMaxMetrics metrics.
 uint8_t signed_payload_encode(const RadioPayload& payload, uint32_t counter, const uint8_t key[kKeySize],
+                              uint8_t* out);
+// The same with the key prepared once (hmac_sha256_prepare), as a node signing every sample does.
+uint8_t signed_payload_encode(const RadioPayload& payload, uint32_t counter, const hmac_sha256_key& key,
                               uint8_t* out);
 
 // The structure only (version 2, node id, length 17 + 3c with c <= 5, metric ids): the tag is NOT checked here;

@@ -119,7 +119,7 @@ const char kNodeInputs[] = "-v 3300 -a 0=1650 -a 1=1650 -a 2=1320";
 
 }  // namespace
 
-TEST(SignOnAvr, SignsTheSignedJsonCasesAndTakesUnderThirtyMsAPacket) {
+TEST(SignOnAvr, SignsTheSignedJsonCasesAndTakesUnderFifteenMsAPacket) {
   nlohmann::json cases = signed_cases();
   std::string image = kTestDir + "/sign_cases.eep";
   write_ihex(image, cases_image(cases));
@@ -138,9 +138,9 @@ TEST(SignOnAvr, SignsTheSignedJsonCasesAndTakesUnderThirtyMsAPacket) {
     slowest = std::max(slowest, std::stol(m[3]));
   }
   // micros() counts in 4 us steps; the timer interrupt runs meanwhile, as it does on the node.
-  std::printf("    signing time per packet (payload v2, ATmega328P at 16 MHz): %.2f ms = %ld cycles\n",
-              slowest / 1000.0, slowest * 16);
-  EXPECT_LT(slowest, 30000);
+  std::printf("    signing time per packet (payload v2, key prepared at boot, ATmega328P at 16 MHz): %.2f ms = "
+              "%ld cycles\n", slowest / 1000.0, slowest * 16);
+  EXPECT_LT(slowest, 15000);
 }
 
 TEST(SignedSensorNode, WithoutAKeySaysSoAndSendsNothing) {
