@@ -193,6 +193,16 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     ".venv/bin/telemetry-gateway run --port /tmp/ttyUSB-radio --hosts 127.0.0.1": RunBy(
         f"{RADIO}::test_two_nodes_over_the_air_into_cassandra"),
     "firmware/scripts/radio-sim-bench 30": Manual("a benchmark of the simulator, minutes"),
+    "firmware/scripts/make-keys 6 keys.txt": Run(expect="make-keys: 6 keys in", sub={"keys.txt": "keys.txt"}),
+    "make -C firmware/sensor_node key-eep NODE_ID=3 SIGNING=1 KEY_FILE=keys.txt": Manual(
+        "needs a keys file; the firmware suite's signing_sim_test.cpp (KeyImage) runs scripts/node-key-eeprom, "
+        "which this target runs"),
+    "make -C firmware/sensor_node ispload NODE_ID=3 SIGNING=1 KEY_FILE=keys.txt ISP_PROG=usbasp": Manual(
+        "a real board on an ISP programmer"),
+    "make -C firmware/sensor_node upload PORT=/dev/ttyUSB0 NODE_ID=3 SIGNING=1 KEY_FILE=keys.txt "
+    "BOOTLOADER_EEPROM=yes": Manual(A_BOARD),
+    "firmware/scripts/signing-time": Manual(
+        "a benchmark (builds two sketches, runs the simulator); the firmware suite's signing_sim measures the same"),
     # firmware/board_sim/README.md
     ".venv/bin/telemetry-board-sim --pty /tmp/ttyUSB-sim --sources 3 --rate 5": RunBy(
         f"{BOARD_SIM}::test_pty_mode_is_a_serial_port"),
