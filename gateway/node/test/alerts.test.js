@@ -2,7 +2,7 @@
 // lines, the gauge, the status seam and the commands (argv, environment, timeout, one run in flight per rule).
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -166,9 +166,9 @@ describe('alert commands', () => {
     const lines = [];
     setupLogging('warning', { write: (text) => lines.push(text) });
     const metrics = createMetrics();
-    const childPid = join(SCRATCH, 'child.pid');
     const rules = parseAlertRules([{ ...FROST, command: script('process.exit(3);') },
-      { ...FROST, name: 'slow', command: script(slowWithAChild(childPid)), command_timeout_s: 0.6 },
+      { ...FROST, name: 'slow', command: script('await new Promise((r) => setTimeout(r, 30000));'),
+        command_timeout_s: 0.2 },
       { ...FROST, name: 'absent', command: [join(SCRATCH, 'no-such-program')] }], '');
     const alerting = new Alerting(rules, metrics, { maxSources: 1000, startMs: 0 });
     alerting.frames([row('g1', 1000, { temp_in: 0 })]);
@@ -182,17 +182,18 @@ describe('alert commands', () => {
     for (const rule of ['frost', 'slow', 'absent']) {
       assert.equal(await gauge(metrics, 'telemetry_gateway_alert_command_failures_total', { rule }), 1);
     }
-    await waitFor(() => gone(readFileSync(childPid, 'utf8'))); // the timeout killed the run's whole group
   });
 
-  it('stop kills runs in flight', async () => {
-    const commands = new AlertCommands(parseAlertRules([{ ...FROST,
-      command: script('await new Promise((r) => setTimeout(r, 30000));'), command_timeout_s: 60 }], ''), () => {});
+  it('stop kills runs in flight, with their children', async () => {
+    const pidFile = join(SCRATCH, 'child.pid');
+    const commands = new AlertCommands(parseAlertRules([{ ...FROST, command: script(slowWithAChild(pidFile)),
+      command_timeout_s: 60 }], ''), () => {});
     commands.submit(transition());
-    await sleep(100);
+    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '');
     const started = performance.now();
     commands.stop();
     await waitFor(() => commands.idle);
     assert.ok(performance.now() - started < 2000);
+    await waitFor(() => gone(readFileSync(pidFile, 'utf8'))); // the run's whole process group
   });
 });

@@ -146,8 +146,8 @@ def gone(pid: str) -> bool:
 def test_failed_runs_are_logged_and_counted_never_retried(tmp_path, caplog):
     metrics = Metrics()
     rules = parse_alert_rules([{**FROST, "command": script(tmp_path, "sys.exit(3)")},
-                               {**FROST, "name": "slow", "command": script(tmp_path, SLOW_WITH_A_CHILD.format(
-                                   pid_file=str(tmp_path / "child.pid"))), "command_timeout_s": 0.6},
+                               {**FROST, "name": "slow", "command": script(tmp_path, "time.sleep(30)"),
+                                "command_timeout_s": 0.2},
                                {**FROST, "name": "absent", "command": [str(tmp_path / "no-such-program")]}], "")
     alerting = Alerting(rules, metrics, 1000, start_ms=0)
     with caplog.at_level(logging.WARNING, logger="telemetry_gateway"):
@@ -162,16 +162,17 @@ def test_failed_runs_are_logged_and_counted_never_retried(tmp_path, caplog):
     assert "rule=slow source=g1 state=firing reason=timeout" in failed[2]
     for rule in ("frost", "slow", "absent"):
         assert metrics.registry.get_sample_value("telemetry_gateway_alert_command_failures_total", {"rule": rule}) == 1
-    wait_for(lambda: gone((tmp_path / "child.pid").read_text()))  # the timeout killed the run's whole group
 
 
-def test_stop_kills_runs_in_flight(tmp_path):
-    rules = parse_alert_rules([{**FROST, "command": script(tmp_path, "time.sleep(30)"), "command_timeout_s": 60}],
-                              "")
+def test_stop_kills_runs_in_flight_with_their_children(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    rules = parse_alert_rules([{**FROST, "command": script(tmp_path, SLOW_WITH_A_CHILD.format(pid_file=str(pid_file))),
+                                "command_timeout_s": 60}], "")
     commands = AlertCommands(rules, lambda rule: None)
     commands.submit(transition())
-    time.sleep(0.1)
+    wait_for(lambda: pid_file.exists() and pid_file.read_text())
     started = time.monotonic()
     commands.stop()
     wait_for(commands.idle)
     assert time.monotonic() - started < 2
+    wait_for(lambda: gone(pid_file.read_text()))  # the run's whole process group
