@@ -99,6 +99,9 @@ describe('the status routes', () => {
       assert.equal((await get(server.port, '/metrics')).status, 200);
       for (const path of ['/index.html', '/status', '/metrics/x']) assert.equal((await get(server.port, path)).status, 404);
       assert.equal((await get(server.port, '/', 'POST')).status, 405);
+      page.alertStates = () => { throw new Error('no states'); };
+      const failed = await get(server.port, '/status.json');
+      assert.deepEqual([failed.status, failed.body], [500, 'status failed: no states\n']);
     } finally {
       await server.close();
     }

@@ -35,7 +35,11 @@ def status_app(registry: CollectorRegistry, page: StatusPage):
         if path == "/":
             body, kind = PAGE, "text/html; charset=utf-8"
         else:
-            body, kind = json.dumps(page.document(), ensure_ascii=False).encode(), "application/json"
+            try:
+                body, kind = json.dumps(page.document(), ensure_ascii=False).encode(), "application/json"
+            except Exception as error:  # a bug: the page shows the answer, the gateway keeps running
+                start_response("500 Internal Server Error", [("Content-Type", "text/plain; charset=utf-8")])
+                return [f"status failed: {error}\n".encode()]
         start_response("200 OK", [("Content-Type", kind), ("Cache-Control", "no-store"),
                                   ("Content-Length", str(len(body)))])
         return [b"" if method == "HEAD" else body]

@@ -115,6 +115,8 @@ def test_routes_serve_the_page_the_json_and_the_metrics_only():
     for path in ("/index.html", "/status", "/metrics/x"):
         assert call(app, "GET", path)[0] == "404 Not Found"
     assert call(app, "POST", "/")[0] == "405 Method Not Allowed"
+    page.alert_states = lambda: 1 / 0
+    assert call(app, "GET", "/status.json")[::2] == ("500 Internal Server Error", b"status failed: division by zero\n")
 
 
 def test_version(capsys):
