@@ -100,6 +100,13 @@ def test_config_md_port_table_is_the_schema():
         assert cells[1] == TYPE_WORDS[SCHEMA["port_table"][path.split(".")[-1]]["type"]], path
 
 
+def test_config_md_alert_table_is_the_schema():
+    rows = table_rows(r"alerts\[i\]\.([a-z_]+)")
+    assert [path.split(".")[-1] for path in rows] == list(SCHEMA["alert_table"])
+    for path, cells in rows.items():
+        assert cells[1] == TYPE_WORDS[SCHEMA["alert_table"][path.split(".")[-1]]["type"]], path
+
+
 def example_keys() -> dict[str, dict[str, object]]:
     """The example's keys by section, set or commented out (a comment line that is `# key = <TOML value>`)."""
     found: dict[str, dict[str, object]] = {}
