@@ -24,7 +24,8 @@ STALE_AFTER_S = 3
 QUIET_RULE = '\n[[alerts]]\nname = "quiet"\nsilent_s = 1.0\n'
 CELLAR = [("temp", "11.5"), ("vbat", "3.3")]  # sends once, then falls silent
 GREENHOUSE = [("temp_in", "4.25"), ("humidity", "81.5")]  # keeps sending
-SHOWN = {"cellar": {"temp": "11.5 \u00b0C", "vbat": "3.3 V"}, "greenhouse": {"temp_in": "4.25 \u00b0C", "humidity": "81.5 %RH"}}
+SHOWN = {"cellar": {"temp": "11.5 \u00b0C", "vbat": "3.3 V"},
+         "greenhouse": {"temp_in": "4.25 \u00b0C", "humidity": "81.5 %RH"}}
 BUDGET_MS = 1000  # Chromium's virtual time for the page to fetch status.json and draw
 
 

@@ -33,7 +33,8 @@ export function statusDocument(facts, moment, sources, alerts, units) {
     stale_after_s: facts.staleAfterS,
     sources: [...views.keys()].sort(byCodePoint).map((name) => sourceEntry(views.get(name), now,
       facts.staleAfterS * 1000, alerts.get(name) ?? [], units)),
-    rejects: Object.fromEntries([...moment.rejects].filter(([, count]) => count > 0).sort(([a], [b]) => byCodePoint(a, b))),
+    rejects: Object.fromEntries([...moment.rejects].filter(([, count]) => count > 0)
+      .sort(([a], [b]) => byCodePoint(a, b))),
     spool: { frames: moment.spoolFrames, held_frames: moment.heldFrames,
       oldest_unsent_age_s: moment.oldestUnsentMs === null ? null : ages(moment.oldestUnsentMs) },
     cassandra: { state: moment.cassandraUp ? 'up' : 'down',

@@ -58,7 +58,9 @@ export class SourceTally {
   /** Per source, when its last frame was read. */
   lastSeenMs() {
     const seen = new Map();
-    for (const [source, state] of this.sources) if (state.lastReceivedMs !== null) seen.set(source, state.lastReceivedMs);
+    for (const [source, state] of this.sources) {
+      if (state.lastReceivedMs !== null) seen.set(source, state.lastReceivedMs);
+    }
     return seen;
   }
 

@@ -97,7 +97,9 @@ describe('the status routes', () => {
         oldest_unsent_age_s: null }]);
       assert.equal((await get(server.port, '/status.json', 'HEAD')).body, '');
       assert.equal((await get(server.port, '/metrics')).status, 200);
-      for (const path of ['/index.html', '/status', '/metrics/x']) assert.equal((await get(server.port, path)).status, 404);
+      for (const path of ['/index.html', '/status', '/metrics/x']) {
+        assert.equal((await get(server.port, path)).status, 404);
+      }
       assert.equal((await get(server.port, '/', 'POST')).status, 405);
       page.alertStates = () => { throw new Error('no states'); };
       const failed = await get(server.port, '/status.json');
