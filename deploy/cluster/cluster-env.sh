@@ -20,6 +20,12 @@ export CASSANDRA_SEEDS=127.0.0.1
 export CASSANDRA_CLUSTER_NAME=telemetry-cluster
 export CASSANDRA_DC=datacenter1
 export CASSANDRA_AUTH=${CLUSTER_AUTH:-1}
+# Cassandra's own delays, which the launcher shortens for a node that is its own only seed (node 1 here): the
+# default superuser 10 s after CQL opens, once the node sees the whole ring; a drained node's 2 s for its peers to
+# hear of it.
+CASSANDRA_DELAYS="-Dcassandra.superuser_setup_delay_ms=10000 -Dcassandra.shutdown_announce_in_ms=2000"
+[[ ${CASSANDRA_JVM_EXTRA:-} == *"$CASSANDRA_DELAYS"* ]] || CASSANDRA_JVM_EXTRA="$CASSANDRA_DELAYS ${CASSANDRA_JVM_EXTRA:-}"
+export CASSANDRA_JVM_EXTRA
 CLUSTER_ADMIN_FILE=$CASSANDRA_STATE_DIR/admin.toml
 CLUSTER_DC=datacenter1
 SPARK_STATE=$CLUSTER_STATE_DIR/spark
@@ -54,10 +60,12 @@ node_cmd() {
   CASSANDRA_RING_DELAY_MS=$delay "$LAUNCHER" --node "$node" "$@"
 }
 
-# A command with the cluster's admin credentials (on a cluster that authenticates), whatever the caller's say.
+# A command with the cluster's admin credentials (on a cluster that authenticates, once they exist), whatever the
+# caller's say.
 as_admin() {
   local -a vars=(TELEMETRY_CASSANDRA_USERNAME= TELEMETRY_CASSANDRA_PASSWORD= TELEMETRY_CASSANDRA_CREDENTIALS_FILE=)
-  [[ $CASSANDRA_AUTH == 1 ]] && vars+=("TELEMETRY_CASSANDRA_CREDENTIALS_FILE=$CLUSTER_ADMIN_FILE")
+  [[ $CASSANDRA_AUTH == 1 && -f $CLUSTER_ADMIN_FILE ]] &&
+    vars+=("TELEMETRY_CASSANDRA_CREDENTIALS_FILE=$CLUSTER_ADMIN_FILE")
   env "${vars[@]}" "$@"
 }
 

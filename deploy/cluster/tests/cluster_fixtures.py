@@ -3,7 +3,9 @@ one, so that one cluster start serves them all): the 3-node cluster of deploy/cl
 Spark standalone master and worker, a node launcher, and QUORUM sessions.
 
 127.0.0.1 is also the single local node's address: a single node that is up is stopped for the session and started
-again afterwards. A cluster that was already up is left up; one started here is stopped (deploy/cluster/down).
+again afterwards. A cluster that was already up (CLUSTER_STATE_DIR, default .state/cluster) is used and left up.
+Otherwise the session runs a throwaway cluster of its own in .state/cluster-test: wiped and started fresh (its nodes
+start side by side), SIGKILLed at the end (nothing to drain); its logs stay there until the next session.
 
 The cluster authenticates (deploy/cluster/up's default): for the session every client started here (gateways,
 migrate, the Spark jobs, the suites' own sessions) logs in with the cluster's admin.toml through
@@ -29,7 +31,7 @@ MIGRATE = ROOT / "schema" / "migrate"
 NODES = 3
 HOSTS = [f"127.0.0.{n}" for n in range(1, NODES + 1)]
 SPARK_MASTER = "spark://127.0.0.1:7077"
-ADMIN_FILE = Path(os.environ.get("CLUSTER_STATE_DIR", ROOT / ".state" / "cluster")) / "cassandra" / "admin.toml"
+THROWAWAY_STATE = ROOT / ".state" / "cluster-test"
 
 
 def run(args: list[str], timeout: float = 600, check: bool = True, env: dict | None = None):
@@ -66,23 +68,33 @@ def cassandra_cluster():
     if single_was_up:
         run([SINGLE_LAUNCHER, "stop"])
     cluster_was_up = subprocess.run([str(CLUSTER / "status")], capture_output=True).returncode == 0
-    if not cluster_was_up:
-        run([CLUSTER / "up", "--nodes", str(NODES)], timeout=900)
+    state = os.environ.get("CLUSTER_STATE_DIR")
     credentials = os.environ.get("TELEMETRY_CASSANDRA_CREDENTIALS_FILE")
-    if os.environ.get("CLUSTER_AUTH", "1") == "1":
-        assert ADMIN_FILE.exists(), f"the cluster authenticates but {ADMIN_FILE} is missing"
-        os.environ["TELEMETRY_CASSANDRA_CREDENTIALS_FILE"] = str(ADMIN_FILE)
-    try:
+    try:  # a failed start too leaves the single node as it was
+        if not cluster_was_up:
+            os.environ["CLUSTER_STATE_DIR"] = str(THROWAWAY_STATE)
+            run([CLUSTER / "down", "--kill", "--wipe"])  # one an interrupted session left behind
+            run([CLUSTER / "up", "--nodes", str(NODES)], timeout=900)
+        if os.environ.get("CLUSTER_AUTH", "1") == "1":
+            state_dir = Path(os.environ.get("CLUSTER_STATE_DIR", ROOT / ".state" / "cluster"))
+            admin_file = state_dir / "cassandra" / "admin.toml"
+            assert admin_file.exists(), f"the cluster authenticates but {admin_file} is missing"
+            os.environ["TELEMETRY_CASSANDRA_CREDENTIALS_FILE"] = str(admin_file)
         yield HOSTS
     finally:
-        if credentials is None:
-            os.environ.pop("TELEMETRY_CASSANDRA_CREDENTIALS_FILE", None)
-        else:
-            os.environ["TELEMETRY_CASSANDRA_CREDENTIALS_FILE"] = credentials
+        restore_env("TELEMETRY_CASSANDRA_CREDENTIALS_FILE", credentials)
         if not cluster_was_up:
-            run([CLUSTER / "down"], check=False)
+            run([CLUSTER / "down", "--kill"], check=False)
+            restore_env("CLUSTER_STATE_DIR", state)
         if single_was_up:
             run([SINGLE_LAUNCHER, "start"], check=False)
+
+
+def restore_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def connect_cluster(hosts: list[str], consistency=ConsistencyLevel.QUORUM):

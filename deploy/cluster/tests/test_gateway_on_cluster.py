@@ -78,7 +78,9 @@ def test_frames_survive_two_of_three_nodes_dying(gateways, rf3_keyspace, cassand
         errors = {name: total(g, "telemetry_gateway_write_errors_total") for name, g in gateways.items()}
         wait_for(lambda: all(total(g, "telemetry_gateway_write_errors_total") > errors[n]
                              for n, g in gateways.items()), 60, "both gateways to see writes fail")
-        time.sleep(10)
+        # Seconds of frames held back (and no quorum until node 3 answers again, below).
+        wait_for(lambda: all(g.metric("telemetry_gateway_spool_frames") > 3 * RATE for g in gateways.values()), 60,
+                 "the spools to hold frames back without quorum")
         seen["spooled without quorum"] = {name: g.metric("telemetry_gateway_spool_frames")
                                           for name, g in gateways.items()}
         seen["errors without quorum"] = {name: errors_by_kind(g) for name, g in gateways.items()}
@@ -87,7 +89,9 @@ def test_frames_survive_two_of_three_nodes_dying(gateways, rf3_keyspace, cassand
         wait_for(lambda: all(g.metric("telemetry_gateway_spool_frames") < RATE for g in gateways.values()), 120,
                  "the spools to drain after node 3 came back")
         node(2, "start")
-        time.sleep(5)  # frames with all three nodes up again
+        before = {name: written(g) for name, g in gateways.items()}
+        wait_for(lambda: all(written(g) >= before[n] + 3 * RATE for n, g in gateways.items()), 60,
+                 "frames written with all three nodes up again")
     finally:
         sent = {name: writer.finish() for name, writer in writers.items()}
 
