@@ -15,8 +15,8 @@ key-eep:
 	@echo "key-eep: $(KEY_EEP) holds node$(NODE_ID)'s key at EEPROM offset 0"
 
 ifdef KEY_FILE
-ifneq ($(SIGNING),1)
-$(error KEY_FILE needs a signing build: add SIGNING=1)
+ifeq ($(SIGNING),0)
+$(error KEY_FILE with SIGNING=0: a v1 node has no key)
 endif
 # The Uno's stock bootloader (Optiboot 4.4) has no EEPROM support and writes EEPROM data into flash instead, so the
 # bootloader path must be asked for by name.

@@ -8,7 +8,7 @@
 // RF_CHANNEL, RF_ADDRESS_PREFIX (same on the base station), CE_PIN, CSN_PIN: defaults in the library's
 // telemetry/radio_link.h.
 #ifndef SIGNING
-#define SIGNING 0  // 1: signed payloads v2 with the key and counter in EEPROM (PROTOCOL.md 8); 0: unsigned v1
+#define SIGNING 1  // 1: signed payloads v2 with the key and counter in EEPROM (PROTOCOL.md 8); 0: unsigned v1
 #endif
 #ifndef SAMPLE_SECONDS
 #define SAMPLE_SECONDS 60  // seconds asleep between samples

@@ -26,11 +26,11 @@ struct NodeInputs {
 };
 
 inline std::string node_elf(int id, int sample_s) {
-  return std::string(BUILD_DIR) + "/sensor_node-NODE_ID" + std::to_string(id) + "-SAMPLE_SECONDS" +
+  return std::string(BUILD_DIR) + "/sensor_node-NODE_ID" + std::to_string(id) + "-SIGNING0-SAMPLE_SECONDS" +
          std::to_string(sample_s) + "/sensor_node.elf";
 }
 const std::string kBaseElf = std::string(BUILD_DIR) + "/base_station/base_station.elf";
-const std::string kSixtySecondNodeElf = std::string(BUILD_DIR) + "/sensor_node/sensor_node.elf";  // NODE_ID 1
+const std::string kSixtySecondNodeElf = std::string(BUILD_DIR) + "/sensor_node-SIGNING0/sensor_node.elf";  // NODE_ID 1
 
 class RadioNet {
  public:

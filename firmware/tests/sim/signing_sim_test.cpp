@@ -114,7 +114,7 @@ const char kKeys[] =
     "node1 000102030405060708090a0b0c0d0e0f\n"
     "  node3\tFFEEDDCCBBAA99887766554433221100  \n";
 
-const std::string kSigningNode = std::string(BUILD_DIR) + "/sensor_node-SIGNING1/sensor_node.elf";
+const std::string kSigningNode = std::string(BUILD_DIR) + "/sensor_node/sensor_node.elf";  // signs by default
 const char kNodeInputs[] = "-v 3300 -a 0=1650 -a 1=1650 -a 2=1320";
 
 }  // namespace

@@ -99,7 +99,8 @@ TEST(BaseStationSim, WithoutRadioPrintsStatusAndKeepsRunning) {
 
 TEST(SensorNodeSim, SleepsBetweenSamplesAndCountsFailedSends) {
   // 3.3 V supply (battery); thermistors at mid-scale (25 °C); light at 40 %; humidity input left at 0 V.
-  SimRun run = run_sketch("sensor_node", "-m 125000 -v 3300 -a 0=1650 -a 1=1650 -a 2=1320");
+  SimRun run = run_elf("sensor_node", std::string(BUILD_DIR) + "/sensor_node-SIGNING0/sensor_node.elf",  // v1
+                       "-m 125000 -v 3300 -a 0=1650 -a 1=1650 -a 2=1320");
   ASSERT_EQ(run.exit_code, 0);
   EXPECT_NE(run.summary.find("simulated_ms=125000"), std::string::npos);
   ASSERT_GE(run.lines.size(), 2u);
