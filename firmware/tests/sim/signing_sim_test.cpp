@@ -171,6 +171,32 @@ TEST(SignedSensorNode, WithAKeyInEepromSignsEachSampleWithTheNextCounter) {
   }
 }
 
+// EEPROM as a node left it (PROTOCOL.md 8.4): the key, then the stored reservation (uint32 little-endian).
+std::string node_eeprom(const std::string& name, uint32_t reservation) {
+  std::vector<uint8_t> image = unhex("000102030405060708090a0b0c0d0e0f");
+  put(image, reservation, 4);
+  std::string path = kTestDir + "/" + name + ".eep";
+  write_ihex(path, image);
+  return path;
+}
+
+std::string first_sent(const std::string& name, uint32_t reservation) {
+  SimRun r = run_elf(name, kSigningNode, "-m 3000 -e " + node_eeprom(name, reservation) + " " + kNodeInputs);
+  EXPECT_EQ(r.exit_code, 0);
+  std::vector<Line> sent = lines_starting(r, "# sent ");
+  return sent.empty() ? "(none)" : sent[0].text;
+}
+
+TEST(SignedSensorNode, TakesItsFirstCounterFromTheStoredReservation) {
+  std::string line = first_sent("sensor_node-reserved", 0x00012300UL);
+  EXPECT_NE(line.find(" counter=74496"), std::string::npos) << line;  // 0x12300
+}
+
+TEST(SignedSensorNode, SendsNothingOnceTheCountersRunOut) {
+  std::string line = first_sent("sensor_node-exhausted", 0xFFFFFF00UL);
+  EXPECT_NE(line.find(" ack=no failures=1 counter=none"), std::string::npos) << line;
+}
+
 TEST(KeyImage, HoldsTheNodesKeyAtEepromOffsetZeroOnly) {
   std::string image = kTestDir + "/node3-key.eep";
   Command made = key_image(write_keys("keys.txt", kKeys), "3", image);
