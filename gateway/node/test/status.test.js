@@ -110,6 +110,20 @@ describe('the status routes', () => {
   });
 });
 
+describe('build_info and the last-seen gauge', () => {
+  it('build_info is 1 with its labels; last seen is read from the tally at each scrape, in seconds', async () => {
+    const metrics = createMetrics();
+    metrics.build_info.set({ version: '1.2.3', implementation: 'node', policy: 'batch' }, 1);
+    metrics.last_seen.read = () => new Map([['A', 5_500], ['B', 1_795_000_000_123]]);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^telemetry_gateway_build_info\{version="1.2.3",implementation="node",policy="batch"\} 1$/m);
+    assert.match(text, /^telemetry_gateway_source_last_seen_seconds\{source="A"\} 5.5$/m);
+    assert.match(text, /^telemetry_gateway_source_last_seen_seconds\{source="B"\} 1795000000.123$/m);
+    metrics.last_seen.read = () => new Map();
+    assert.doesNotMatch(await metrics.registry.metrics(), /source_last_seen_seconds\{/);
+  });
+});
+
 describe('--version', () => {
   it('prints the name, the package version and the implementation', async () => {
     let out = '';

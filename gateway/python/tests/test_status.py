@@ -122,3 +122,13 @@ def test_routes_serve_the_page_the_json_and_the_metrics_only():
 def test_version(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"telemetry-gateway {VERSION} (python)\n"
+
+
+def test_build_info_and_last_seen_gauges():
+    metrics = Metrics()
+    metrics.build_info.labels("1.2.3", "python", "batch").set(1)
+    metrics.last_seen.read = lambda: {"A": 5_500, "B": 1_795_000_000_123}
+    get = metrics.registry.get_sample_value
+    assert get("telemetry_gateway_build_info", {"version": "1.2.3", "implementation": "python", "policy": "batch"}) == 1
+    assert get("telemetry_gateway_source_last_seen_seconds", {"source": "A"}) == 5.5
+    assert get("telemetry_gateway_source_last_seen_seconds", {"source": "B"}) == 1_795_000_000.123
