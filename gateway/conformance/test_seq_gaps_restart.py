@@ -50,7 +50,10 @@ def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_los
 
     # Every frame stored and acknowledged; the spool stores their seqs at once (batch) or within 30 s (deferred:
     # spool.md, at most every 30 s, the SD card's sake).
-    time.sleep(1.0 if fsync == "batch" else 32.0)
+    for name, (gateway, _, stream, _, _) in rigs.items():
+        last = (stream._seq - 1) % 65536
+        wait_for(lambda: gateway.stored_seq(stream.source) == last, 32, f"{name}: seq {last} in source_seqs",
+                 interval=0.5)
     for gateway, _, stream, _, _ in rigs.values():
         gateway.kill()
         stream._seq += 11

@@ -139,6 +139,15 @@ level = "info"
         finally:
             db.close()
 
+    def stored_seq(self, source: str) -> int | None:
+        """The seq the spool's source_seqs holds for source: what a restart judges the source's next frame against."""
+        db = self._read_spool()
+        try:
+            row = db.execute("SELECT seq FROM source_seqs WHERE source = ?", (source,)).fetchone()
+            return None if row is None else row[0]
+        finally:
+            db.close()
+
     def spooled_numbers(self) -> set[int]:
         """Frame numbers (metric n) in the spool file: what 'reached the spool'."""
         return {n for n, _stamps in self.spooled_rows()}
