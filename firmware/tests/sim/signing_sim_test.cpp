@@ -3,6 +3,7 @@
 // `make upload KEY_FILE=` writes (scripts/node-key-eeprom).
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -21,9 +22,9 @@ using namespace sim;
 
 const std::string kTestDir = std::string(BUILD_DIR) + "/tests";
 
-nlohmann::json signed_cases() {
-  std::ifstream in(std::string(VECTORS_DIR) + "/signed.json");
-  return nlohmann::json::parse(in).at("cases");
+nlohmann::json json_file(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
 }
 
 std::vector<uint8_t> unhex(const std::string& hex) {
@@ -60,10 +61,17 @@ void put(std::vector<uint8_t>& out, uint32_t value, int size) {
   for (int i = 0; i < size; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
-// The cases in the layout sign_vectors.ino reads.
+void put_block(std::vector<uint8_t>& out, const std::string& hex) {
+  std::vector<uint8_t> bytes = unhex(hex);
+  out.push_back(static_cast<uint8_t>(bytes.size()));
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+// The signed.json cases as the records sign_vectors.ino reads.
 std::vector<uint8_t> cases_image(const nlohmann::json& cases) {
-  std::vector<uint8_t> image = {static_cast<uint8_t>(cases.size())};
+  std::vector<uint8_t> image;
   for (const auto& c : cases) {
+    image.push_back(1);
     std::vector<uint8_t> key = unhex(c.at("key"));
     image.insert(image.end(), key.begin(), key.end());
     put(image, c.at("node"), 1);
@@ -77,7 +85,29 @@ std::vector<uint8_t> cases_image(const nlohmann::json& cases) {
       put(image, static_cast<uint16_t>(m.at(1).get<int>()), 2);
     }
   }
+  image.push_back(0);
   return image;
+}
+
+// The official SHA-256 and HMAC-SHA256 vectors (tests/vectors/crypto.json) as records.
+std::vector<uint8_t> crypto_image(const nlohmann::json& vectors) {
+  std::vector<uint8_t> image;
+  for (const auto& c : vectors.at("sha256")) {
+    image.push_back(2);
+    put_block(image, c.at("message"));
+  }
+  for (const auto& c : vectors.at("hmac_sha256")) {
+    image.push_back(3);
+    put_block(image, c.at("key"));
+    put_block(image, c.at("data"));
+  }
+  image.push_back(0);
+  return image;
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
 }
 
 struct Command {
@@ -119,8 +149,30 @@ const char kNodeInputs[] = "-v 3300 -a 0=1650 -a 1=1650 -a 2=1320";
 
 }  // namespace
 
+TEST(SignOnAvr, ComputesTheOfficialSha256AndHmacVectors) {
+  nlohmann::json vectors = json_file(CRYPTO_VECTORS);
+  std::string image = kTestDir + "/crypto_cases.eep";
+  write_ihex(image, crypto_image(vectors));
+  SimRun r = run_elf("sign_vectors-crypto", std::string(BUILD_DIR) + "/sign_vectors/sign_vectors.elf",
+                     "-m 3000 -e " + image);
+  ASSERT_EQ(r.exit_code, 0);
+  std::vector<Line> sha = lines_starting(r, "sha ");
+  std::vector<Line> mac = lines_starting(r, "mac ");
+  ASSERT_EQ(sha.size(), vectors.at("sha256").size());
+  ASSERT_EQ(mac.size(), vectors.at("hmac_sha256").size());
+  for (size_t i = 0; i < sha.size(); ++i) {
+    const auto& c = vectors.at("sha256")[i];
+    EXPECT_EQ(lower(sha[i].text), "sha " + std::to_string(i) + " " + c.at("digest").get<std::string>()) << c.at("name");
+  }
+  for (size_t i = 0; i < mac.size(); ++i) {
+    const auto& c = vectors.at("hmac_sha256")[i];
+    std::string expected = "mac " + std::to_string(i) + " " + c.at("mac").get<std::string>();  // a prefix (case 5)
+    EXPECT_EQ(lower(mac[i].text).substr(0, expected.size()), expected) << c.at("name");
+  }
+}
+
 TEST(SignOnAvr, SignsTheSignedJsonCasesAndTakesUnderFifteenMsAPacket) {
-  nlohmann::json cases = signed_cases();
+  nlohmann::json cases = json_file(std::string(VECTORS_DIR) + "/signed.json").at("cases");
   std::string image = kTestDir + "/sign_cases.eep";
   write_ihex(image, cases_image(cases));
   SimRun r = run_elf("sign_vectors", std::string(BUILD_DIR) + "/sign_vectors/sign_vectors.elf", "-m 2000 -e " + image);
