@@ -162,7 +162,7 @@ class FuzzStream:
             f"T1,{source},0{seq}",  # seq with a leading zero
             f"T1,{source},65536,a=1",
             f"T1,{source},-1,a=1",
-            f"T2,{source},{seq},a=1",  # another version
+            f"T3,{source},{seq},a=1",  # another version
             f"t1,{source},{seq},a=1",
             f"T1,bad source,{seq},a=1",
             f"T1,{'s' * 33},{seq},a=1",

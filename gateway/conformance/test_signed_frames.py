@@ -1,7 +1,7 @@
 """Gateway conformance (gateway/contract/signing.md): signed T2 lines through a pty into Cassandra. A forged frame,
 a replay, an unsigned frame from a source with a key are rejected and counted by reason; a source without a key
-still sends unsigned frames; after a restart a frame accepted before it is a replay. Exact rows. Every gateway under
-test side by side."""
+still sends unsigned frames; after a restart, and after a SIGKILL, a frame accepted before it is a replay. Exact
+rows. Every gateway under test side by side."""
 
 from __future__ import annotations
 
@@ -67,8 +67,16 @@ def test_forged_replayed_and_unsigned_frames_are_refused_across_a_restart(db, si
                  f"{name}: the new frame after the restart")
         assert rejects(gateway) == {"bad_mac": 0, "replay": 1, "unsigned": 0}, name
         assert "event=frame_rejected" in gateway.log() and KEY.hex() not in gateway.log(), name
-        assert gateway.stop() == 0, name
+    # A crash: a frame in Cassandra had its counter committed before it could be sent, so its replay is refused.
     for name, n in nodes.items():
         wait_for(lambda: temps(db, f"node{n}") == [1.0, 2.0, 3.0, 4.0], 20, f"{name}: node{n}'s rows, each once")
+        rigs[name][1].kill()
+        rigs[name][2]()
+        rigs[name][0].write(signed_frame(n, 4, 106, 0))
+    for name, (_, gateway, _) in rigs.items():
+        wait_for(lambda: rejects(gateway)["replay"] == 1, 20, f"{name}: the replay after the crash")
+        assert gateway.stop() == 0, name
+    for name, n in nodes.items():
+        assert temps(db, f"node{n}") == [1.0, 2.0, 3.0, 4.0], name
         assert temps(db, f"node{n + 1}") == [], name
         assert temps(db, f"node{n + 2}") == [8.0], name
