@@ -56,6 +56,11 @@ LAUNCHER = "deploy/local/tests/test_launcher.py"
 AUTH = "deploy/local/tests/test_auth.py"
 SCHEMA = "schema/tests/test_schema_in_cassandra.py"
 DAILY = "analytics/tests/test_daily_job.py"
+EXPORT = "analytics/tests/test_export_job.py"
+CLUSTER_ANALYTICS = "deploy/cluster/tests/test_analytics_on_cluster.py::test_jobs_on_the_cluster_match_a_single_node"
+RECIPE = ("spark-submit --master spark://10.0.0.20:7077 "
+          "--packages com.datastax.spark:spark-cassandra-connector_2.12:3.5.1 --py-files telemetry_analytics.zip "
+          "--conf spark.cassandra.connection.host=10.0.0.11,10.0.0.12,10.0.0.13")
 RADIO = "firmware/tests/test_radio_gateway.py"
 BOARD_SIM = "firmware/board_sim/tests/test_board_simulation.py"
 A_BOARD = "a real board on a USB port"
@@ -84,14 +89,6 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "deploy/cluster/replace 3": RunBy(f"{OPERATIONS}::test_replace_a_dead_node"),
     "deploy/cluster/down": RunBy(CLUSTER_GATEWAY),
     "deploy/cluster/bench": Manual("a benchmark: minutes on a running 3-node cluster; its runs go to deploy/cluster/results"),
-    "(cd analytics && zip -qr /tmp/telemetry_analytics.zip telemetry_analytics)": Manual(
-        "for Spark workers on other hosts, with the next command"),
-    "spark-submit --master spark://10.0.0.20:7077 --packages com.datastax.spark:spark-cassandra-connector_2.12:3.5.1 "
-    "--py-files /tmp/telemetry_analytics.zip --conf spark.cassandra.connection.host=10.0.0.11,10.0.0.12,10.0.0.13 "
-    "--conf spark.cassandra.input.consistency.level=LOCAL_QUORUM "
-    "--conf spark.cassandra.output.consistency.level=LOCAL_QUORUM "
-    "analytics/daily.py --keyspace telemetry --tz Europe/Berlin": Manual(
-        "needs a real Spark cluster and Cassandra hosts; the local equivalent is analytics/tests/test_standalone_cluster.py"),
     # deploy/tls/README.md
     "CASSANDRA_AUTH=1 deploy/local/cassandra start": RunBy(
         f"{AUTH}::test_admin_credentials_are_private_and_the_default_superuser_cannot_log_in"),
@@ -163,6 +160,14 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
         "analytics/tests/test_report_job.py::test_report_figures_equal_the_independent_computation"),
     "analytics/submit report --from 2026-03-10 --to 2026-03-16 --config my-report.toml": Manual(
         "the report's --from/--to and --config are the same options as --month's; the tests use --month"),
+    "analytics/submit export --from 2026-03-01 --to 2026-03-31 --tz Europe/Zagreb --format csv --out "
+    "exports/2026-03.csv": RunBy(f"{EXPORT}::test_csv_is_every_reading_of_the_local_days_in_order_exactly"),
+    "make -C analytics dist": RunBy(
+        "analytics/tests/test_submit_anywhere.py::test_the_dist_archive_carries_everything_the_jobs_import"),
+    f"{RECIPE} daily.py --keyspace telemetry --tz Europe/Berlin --from 2026-05-03 --to 2026-05-05": RunBy(
+        CLUSTER_ANALYTICS),
+    f"{RECIPE} report.py --keyspace telemetry --tz Europe/Berlin --from 2026-05-03 --to 2026-05-05 --out "
+    "report-2026-05": RunBy(CLUSTER_ANALYTICS),
     "export SPARK_HOME=$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')": Run(
         expect=""),
     "PYSPARK_PYTHON=.venv/bin/python PYSPARK_DRIVER_PYTHON=.venv/bin/python SPARK_LOCAL_IP=127.0.0.1 "

@@ -39,19 +39,18 @@ def _temporary_beside(out: Path) -> Path:
 
 
 def write_csv(readings, out: Path) -> int:
-    """One file at out (atomic rename); returns the number of rows. readings None: nothing to read."""
+    """One file at out (atomic rename); returns the number of rows."""
     from pyspark.sql import functions as F
 
     folder = _temporary_beside(out)
     try:
         parts = folder / "parts"
-        if readings is not None:
-            (readings.repartition(1).sortWithinPartitions("source", "ts", "metric")
-             .select("source", "metric", F.date_format("ts", TS_FORMAT).alias("ts"), "value")
-             .write.option("header", True).csv(str(parts)))
-        found = sorted(parts.glob("part-*.csv")) if parts.exists() else []
+        (readings.repartition(1).sortWithinPartitions("source", "ts", "metric")
+         .select("source", "metric", F.date_format("ts", TS_FORMAT).alias("ts"), "value")
+         .write.option("header", True).csv(str(parts)))
+        found = sorted(parts.glob("part-*.csv"))
         part = found[0] if found else folder / "header.csv"
-        if not found:
+        if not found or part.stat().st_size == 0:  # no rows: Spark may write no part, or an empty one
             part.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
         with part.open("rb") as f:
             rows = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) - 1
@@ -66,13 +65,11 @@ def write_parquet(spark, readings, out: Path) -> int:
     folder = _temporary_beside(out)
     try:
         data = folder / "data"
-        rows = 0
-        if readings is not None:
-            # Spark's default is INT96, a legacy encoding; TIMESTAMP_MICROS is the standard UTC instant type.
-            spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-            (readings.select(*COLUMNS, "day").repartition("day").sortWithinPartitions("source", "ts", "metric")
-             .write.partitionBy("day").parquet(str(data)))
-            rows = spark.read.parquet(str(data)).count() if any(data.glob("day=*")) else 0  # the files' footers
+        # Spark's default is INT96, a legacy encoding; TIMESTAMP_MICROS is the standard UTC instant type.
+        spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        (readings.select(*COLUMNS, "day").repartition("day").sortWithinPartitions("source", "ts", "metric")
+         .write.partitionBy("day").parquet(str(data)))
+        rows = spark.read.parquet(str(data)).count() if any(data.glob("day=*")) else 0  # the files' footers
         data.mkdir(exist_ok=True)
         os.rename(data, out)
         return rows
@@ -93,7 +90,8 @@ def main(argv: list[str]) -> int:
     if opts.sources:
         in_range = {s for s, _ in targets}
         if set(opts.sources) - in_range:
-            unknown = unknown_sources(opts.sources, in_range, (s for _, s in io.source_days(spark, opts.keyspace, None)))
+            known = (s for _, s in io.source_days(spark, opts.keyspace, None))  # every day: a small table
+            unknown = unknown_sources(opts.sources, in_range, known)
             if unknown:
                 stop(spark)
                 raise NotFound(f"unknown source(s) {', '.join(unknown)}: no readings on any day in keyspace "
@@ -103,13 +101,14 @@ def main(argv: list[str]) -> int:
     span = f"{opts.days[0]} … {opts.days[-1]}"
     log(JOB, f"keyspace {opts.keyspace}, zone {opts.tz}: {len(opts.days)} local day(s) {span}, "
              f"{len({s for s, _ in targets})} source(s), {len(keys)} readings partition(s)")
-    readings = None
     if targets:
         readings = readings_of_targets(spark, opts.keyspace, opts.tz, targets, keys)
         if opts.metrics:
             readings = readings.filter(F.col("metric").isin(list(opts.metrics)))
         if opts.explain:
             print(readings._jdf.queryExecution().simpleString(), flush=True)
+    else:  # nothing to read: the same writers, so an empty export has the same shape
+        readings = spark.createDataFrame([], "source string, day date, metric string, ts timestamp, value double")
     if opts.format == "csv":
         rows = write_csv(readings, opts.out)
     else:

@@ -27,7 +27,7 @@ READINGS = [r for i, s in enumerate(("gh-a", "gh-b"))
             for r in greenhouse_readings(s, ms(2026, 10, 24) + i * 7_000, ms(2026, 10, 27, 12), 60_000, seed=30 + i)]
 # Doubles whose shortest text is long or in exponent form: the CSV must give back the very same double.
 ODD = [Reading("gh-a", "probe", ms(2026, 10, 25, 1, 30) + i, v)
-       for i, v in enumerate([0.1 + 0.2, 1e-7, 2e-3, 123456789.123, -0.0, 5e-324, 1.7976931348623157e308, 1 / 3])]
+       for i, v in enumerate([0.1 + 0.2, 1e-7, 2e-3, 1e23, 123456789.123, -0.0, 5e-324, 1.7976931348623157e308, 1 / 3])]
 
 
 def local_day(ts_ms: int) -> date:

@@ -27,7 +27,8 @@ def test_settings_given_to_spark_submit_win_over_the_jobs_defaults():
     (["--help"], "usage: analytics/submit [--master URL] daily|report|export"),
     (["daily", "--help"], "usage: analytics/submit daily"),
     (["report", "--help"], "usage: analytics/submit report"),
-    (["--master", "spark://192.0.2.1:7077", "export", "--from", "2026-01-01", "--help"], "usage: analytics/submit export"),
+    (["--master", "spark://192.0.2.1:7077", "export", "--from", "2026-01-01", "--help"],
+     "usage: analytics/submit export"),
 ])
 def test_help_answers_without_spark(args, expect):
     """No JVM: with SPARK_HOME pointing nowhere, spark-submit (the only thing here that starts one) cannot run."""

@@ -19,12 +19,12 @@ ROOT = Path(__file__).resolve().parents[3]  # the checkout the kit is installed 
 UTC = timezone.utc
 
 
-def parse(argv):
+def parse(argv, prog: str = "analytics/bench", doc: str = __doc__, step: float = 15):
     env = os.environ.get
-    p = argparse.ArgumentParser(prog="analytics/bench", description=__doc__)
+    p = argparse.ArgumentParser(prog=prog, description=doc)
     p.add_argument("--sources", type=int, default=20)
     p.add_argument("--days", type=int, default=30)
-    p.add_argument("--step", type=float, default=15, help="seconds between frames (default 15)")
+    p.add_argument("--step", type=float, default=step, help=f"seconds between frames (default {step:g})")
     p.add_argument("--day", type=date.fromisoformat, default=date(2026, 1, 30), help="the day measured (last stored)")
     p.add_argument("--hosts", default=env("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1"))
     p.add_argument("--master", default=env("TELEMETRY_SPARK_MASTER", "local[*]"))

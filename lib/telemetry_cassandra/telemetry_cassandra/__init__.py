@@ -6,9 +6,9 @@ from .settings import (CredentialsFileError, TlsFileError, check_files, check_se
 
 _WITH_DRIVER = {"cluster_from_env", "cluster_options", "connect_cluster", "login_refused"}
 
-__all__ = ["CredentialsFileError", "TlsFileError", "check_files", "check_settings", "cluster_from_env", "cluster_options",
-           "connect_cluster", "login_refused", "read_credentials_file", "settings_from_env", "split_hosts",
-           "tls_context"]
+__all__ = ["CredentialsFileError", "TlsFileError", "check_files", "check_settings", "cluster_from_env",
+           "cluster_options", "connect_cluster", "login_refused", "read_credentials_file", "settings_from_env",
+           "split_hosts", "tls_context"]
 
 
 def __getattr__(name: str):
