@@ -1,12 +1,15 @@
 // radio_sim: base_station.elf and N sensor_node.elf boards joined by simulated nRF24L01+ radios, in lockstep.
 // Run through scripts/radio-sim, which builds a sensor_node variant per NODE_ID and passes the ELFs last.
 #define _DEFAULT_SOURCE
+#define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,6 +98,22 @@ static void every_ms(void* ctx) {
     if (s->attack && s->reboots[i].board > 0) attack_node_rebooted(s->attack, s->reboots[i].board, now);
   }
   if (s->attack) attack_tick(s->attack, &s->sim->air, now);
+}
+
+// The reader may be a little behind: closing the pty would throw away what it has not read yet, the run's last
+// lines. So wait, up to 2 s, until the slave side holds no unread byte (seen through a second open of it; where
+// that is refused, e.g. TIOCEXCL without root, a fixed 0.5 s). The kernel hands written bytes to the slave's queue
+// a moment later, hence the first pause.
+static void drain_pty(void) {
+  usleep(100000);
+  int slave = open(ptsname(pty_fd), O_RDWR | O_NOCTTY | O_NONBLOCK);
+  if (slave < 0) {
+    usleep(400000);
+    return;
+  }
+  int pending = 1;
+  for (int i = 0; i < 200 && !ioctl(slave, FIONREAD, &pending) && pending > 0; ++i) usleep(10000);
+  close(slave);
 }
 
 static double cpu_ms(void) {
@@ -211,7 +230,10 @@ int main(int argc, char** argv) {
   lockstep_finish(sim);
   fflush(stdout);
   if (trace) fclose(trace);
-  if (pty_path) unlink(pty_path);
+  if (pty_path) {
+    drain_pty();
+    unlink(pty_path);
+  }
   if (outcome == RUN_CRASHED) fprintf(stderr, "radio-sim: board %d crashed\n", sim->crashed_board);
   if (outcome == RUN_WATCHDOG) fprintf(stderr, "radio-sim: wall-clock watchdog after %.0f s\n", sim->wall_limit_s);
   // For scripts/radio-sim-bench: the simulation's own wall and CPU time, builds and loading excluded.
