@@ -33,8 +33,10 @@ def _hours(series: Series | None, predicate, config, tz: ZoneInfo) -> dict[date,
 
 
 def day_rows(source: str, days: list[date], tz: ZoneInfo, config, series: dict[tuple[str, str], Series],
-             day_frames: dict[tuple[str, date], int], daily: list[dict]) -> list[dict[str, Any]]:
-    """One row per requested day, days without data included (0 frames): an outage shows in the table."""
+             day_frames: dict[tuple[str, date], int], daily: list[dict], now_ms: int | None = None
+             ) -> list[dict[str, Any]]:
+    """One row per requested day, days without data included (0 frames): an outage shows in the table. A day
+    still running at now_ms expects the frames until then."""
     frost = _hours(series.get((source, config.inside)), lambda v: v < config.frost_below, config, tz)
     heat = _hours(series.get((source, config.inside)), lambda v: v > config.heat_above, config, tz)
     humid = _hours(series.get((source, config.humidity)), lambda v: v > config.humidity_above, config, tz)
@@ -52,8 +54,8 @@ def day_rows(source: str, days: list[date], tz: ZoneInfo, config, series: dict[t
         frames = day_frames.get((source, day), 0)
         rows.append({
             "day": day.isoformat(), "hours": hours_in_local_day(day, tz), "frames": frames,
-            "expected_frames": round(expected_frames(day, tz, config.sample_period_s), 1),
-            "completeness": completeness(frames, day, tz, config.sample_period_s),
+            "expected_frames": round(expected_frames(day, tz, config.sample_period_s, now_ms), 1),
+            "completeness": completeness(frames, day, tz, config.sample_period_s, now_ms),
             "longest_gap_s": gaps[day] / 1000 if day in gaps else None,
             "frost_h": round(frost.get(day, 0.0), 3), "heat_h": round(heat.get(day, 0.0), 3),
             "humid_h": round(humid.get(day, 0.0), 3), "battery_min": battery.get(day),

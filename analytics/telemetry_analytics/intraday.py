@@ -13,7 +13,7 @@ from datetime import date
 from typing import Callable, Sequence
 from zoneinfo import ZoneInfo
 
-from .local_days import hours_in_local_day, local_day_of
+from .local_days import local_day_of, local_day_window
 
 BUCKET_MS = 300_000
 
@@ -55,11 +55,17 @@ def hours_where(ts: Sequence[int], values: Sequence[float], predicate: Callable[
     return dict(out)
 
 
-def expected_frames(day: date, tz: ZoneInfo, sample_period_s: float) -> float:
-    """Frames a board sending every sample_period_s sends in a local day of 23, 24 or 25 hours."""
-    return hours_in_local_day(day, tz) * 3600 / sample_period_s
+def expected_frames(day: date, tz: ZoneInfo, sample_period_s: float, now_ms: int | None = None) -> float:
+    """Frames a board sending every sample_period_s sends in a local day of 23, 24 or 25 hours; of a day still
+    running at now_ms, those sent until then."""
+    start, end = local_day_window(day, tz)
+    end_ms = int(end.timestamp() * 1000) if now_ms is None else min(int(end.timestamp() * 1000), now_ms)
+    return max(0, end_ms - int(start.timestamp() * 1000)) / 1000 / sample_period_s
 
 
-def completeness(frames: int, day: date, tz: ZoneInfo, sample_period_s: float) -> float:
-    """Frames received against those expected, as a fraction (above 1 when a board sends more often)."""
-    return frames / expected_frames(day, tz, sample_period_s)
+def completeness(frames: int, day: date, tz: ZoneInfo, sample_period_s: float, now_ms: int | None = None
+                 ) -> float | None:
+    """Frames received against those expected, as a fraction (above 1 when a board sends more often); None for a
+    day that has not started."""
+    expected = expected_frames(day, tz, sample_period_s, now_ms)
+    return frames / expected if expected else None

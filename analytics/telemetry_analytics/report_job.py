@@ -4,6 +4,7 @@ small results, and write report.md, report.html and report.json."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import timezone
 from importlib import resources
 
@@ -106,7 +107,7 @@ def main(argv: list[str]) -> int:
         figures = collect_figures(spark, raw, config, opts.tz)
     else:
         figures = [], {}, {}, [], {}, [], {}
-    report = build_report(config, opts.title, opts.tz, opts.days, *figures)
+    report = build_report(config, opts.title, opts.tz, opts.days, *figures, now_ms=int(time.time() * 1000))
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "report.md").write_text(markdown(report), encoding="utf-8")
     page = opts.out / "report.html"

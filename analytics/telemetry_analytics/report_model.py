@@ -78,9 +78,10 @@ def _role(source: str, metric: str, rows: list[dict], records: dict) -> dict[str
 
 def build_report(config, title: str, tz: str, days: list[date], daily: list[dict], frames: dict[str, int],
                  diffs: dict[str, dict], cold: list[dict], records: dict, buckets: Iterable[dict] = (),
-                 day_frames: dict[tuple[str, date], int] | None = None) -> dict[str, Any]:
+                 day_frames: dict[tuple[str, date], int] | None = None,
+                 now_ms: int | None = None) -> dict[str, Any]:
     """buckets: 5-minute rows (source, metric, bucket epoch ms, min, mean, max, count); day_frames: frames per
-    (source, local day)."""
+    (source, local day); now_ms: when the report runs (today's completeness counts the frames expected so far)."""
     series = bucket_series(buckets)
     sources = []
     for source, rows in sorted(_by_source(daily).items()):
@@ -116,7 +117,7 @@ def build_report(config, title: str, tz: str, days: list[date], daily: list[dict
             "difference": difference,
             "cold_nights": nights,
             "readings_per_day": [{"day": d.isoformat(), "readings": n} for d, n in sorted(per_day.items())],
-            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows),
+            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows, now_ms),
             "metrics": metrics,
             "intraday": {m: {k: v for k, v in s.items() if k != "count"}
                          for (src, m), s in sorted(series.items()) if src == source},

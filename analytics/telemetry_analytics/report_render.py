@@ -68,7 +68,8 @@ def day_table(s: dict, report: dict) -> tuple[list[str], list[list[str]]]:
             f"frost < {c['frost_below']:g} {unit}", f"heat > {c['heat_above']:g} {unit}",
             f"{c['humidity']} > {c['humidity_above']:g} {c['units'].get(c['humidity'], '')}",
             f"{c['battery']} lowest ({c['units'].get(c['battery'], '')}, low < {c['low_battery_v']:g})"]
-    rows = [[d["day"], f"{d['hours']:g}", f"{d['frames']} / {d['expected_frames']:g}", f"{d['completeness']:.0%}",
+    rows = [[d["day"], f"{d['hours']:g}", f"{d['frames']} / {d['expected_frames']:g}",
+             "–" if d["completeness"] is None else f"{d['completeness']:.0%}",
              _gap(d["longest_gap_s"]), f"{d['frost_h']:.1f} h", f"{d['heat_h']:.1f} h", f"{d['humid_h']:.1f} h",
              "–" if d["battery_min"] is None else
              f"{d['battery_min']:g}{' LOW' if d['battery_min'] < c['low_battery_v'] else ''}"]

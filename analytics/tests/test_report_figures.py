@@ -47,6 +47,10 @@ def test_completeness_expects_frames_for_the_days_real_length():
     assert expected_frames(date(2026, 10, 25), ZAG, 600) == 150  # 25 hours
     assert expected_frames(date(2026, 3, 29), ZAG, 600) == 138  # 23 hours
     assert completeness(75, date(2026, 10, 25), ZAG, 600) == 0.5
+    # a day still running expects the frames until now; a day not yet begun expects none
+    six_am = local_midnight_ms(date(2026, 10, 25), ZAG) + 6 * HOUR
+    assert expected_frames(date(2026, 10, 25), ZAG, 600, now_ms=six_am) == 36
+    assert completeness(0, date(2026, 10, 26), ZAG, 600, now_ms=six_am) is None
 
 
 def test_day_rows_include_days_without_data_and_take_the_longest_gap_of_any_metric():
@@ -60,7 +64,8 @@ def test_day_rows_include_days_without_data_and_take_the_longest_gap_of_any_metr
                     {("a", date(2026, 10, 25)): 3}, daily)
     assert rows[0] | {"completeness": None} == {
         "day": "2026-10-25", "hours": 25, "frames": 3, "expected_frames": 150, "completeness": None,
-        "longest_gap_s": 1800, "frost_h": pytest.approx(20 / 60, abs=1e-3), "heat_h": 0, "humid_h": 0, "battery_min": 2.9}
+        "longest_gap_s": 1800, "frost_h": pytest.approx(20 / 60, abs=1e-3), "heat_h": 0, "humid_h": 0,
+        "battery_min": 2.9}
     assert rows[1]["frames"] == 0 and rows[1]["completeness"] == 0 and rows[1]["longest_gap_s"] is None
 
 
