@@ -47,11 +47,12 @@ cluster_nodes() {
 
 # The launcher for node N of this cluster. A node started while another one is up joins a running ring: it
 # listens to gossip for CLUSTER_RING_DELAY_MS first (the first node of a new cluster has nobody to listen to).
+# Only `start` asks the other nodes (a CQL query each).
 node_cmd() {
   local node=$1
   shift
   local delay=1000 other
-  for other in $(cluster_nodes); do
+  for other in $([[ ${1:-} == start ]] && cluster_nodes); do
     if [[ $other != "$node" ]] && "$LAUNCHER" --node "$other" status >/dev/null 2>&1; then
       delay=${CLUSTER_RING_DELAY_MS:-5000}
       break
