@@ -208,6 +208,9 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "BOOTLOADER_EEPROM=yes": Manual(A_BOARD),
     "firmware/scripts/signing-time": Manual(
         "a benchmark (builds two sketches, runs the simulator); the firmware suite's signing_sim measures the same"),
+    "firmware/scripts/radio-sim --nodes 6 --sample-s 5 --seconds 300 --keys keys.txt --attack forge,replay "
+    "--reboot-node 3:100 --reboot-base 200": Manual(
+        "minutes of simulation; firmware/tests/test_signed_radio.py runs it with 2 nodes into each gateway"),
     # firmware/board_sim/README.md
     ".venv/bin/telemetry-board-sim --pty /tmp/ttyUSB-sim --sources 3 --rate 5": RunBy(
         f"{BOARD_SIM}::test_pty_mode_is_a_serial_port"),
