@@ -1,7 +1,7 @@
 """Gateway conformance (gateway/contract/signing.md): signed T2 lines through a pty into Cassandra. A forged frame,
-a replay, an unsigned frame from a source with a key are rejected and counted by reason; a source without a key
-still sends unsigned frames; after a restart, and after a SIGKILL, a frame accepted before it is a replay. Exact
-rows. Every gateway under test side by side."""
+a replay, an unsigned frame from a source with a key are rejected and counted by reason (per source too, on
+/status.json); a source without a key still sends unsigned frames; after a restart, and after a SIGKILL, a frame
+accepted before it is a replay. Exact rows. Every gateway under test side by side."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def rejects(gateway) -> dict[str, float]:
             for reason in ("bad_mac", "replay", "unsigned")}
 
 
+def source_rejects(gateway) -> dict[str, dict[str, int]]:
+    """/status.json's rejects of each source listed."""
+    return {entry["source"]: entry["rejects"] for entry in gateway.status()["sources"]}
+
+
 def test_forged_replayed_and_unsigned_frames_are_refused_across_a_restart(db, side_by_side, tmp_path):
     keys = tmp_path / "keys"
     rigs = side_by_side(extra=f'\n[signing]\nkeys_file = "{keys}"\n')
@@ -57,6 +62,9 @@ def test_forged_replayed_and_unsigned_frames_are_refused_across_a_restart(db, si
     for name, (_, gateway, _) in rigs.items():
         wait_for(lambda: rejects(gateway) == {"bad_mac": 1, "replay": 1, "unsigned": 1}, 20, f"{name}: rejects")
         assert gateway.metric("telemetry_gateway_frames_accepted_total", format="signed") == 3, name
+        n = nodes[name]  # node n+1 is listed for its key alone: its only frame was refused
+        expected = {f"node{n}": {"bad_mac": 1, "replay": 1}, f"node{n + 1}": {"unsigned": 1}, f"node{n + 2}": {}}
+        wait_for(lambda: source_rejects(gateway) == expected, 10, f"{name}: rejects per source")
         assert gateway.stop() == 0, name
     for _, _, start in rigs.values():
         start()
@@ -66,6 +74,7 @@ def test_forged_replayed_and_unsigned_frames_are_refused_across_a_restart(db, si
         wait_for(lambda: gateway.metric("telemetry_gateway_frames_accepted_total", format="signed") == 1, 20,
                  f"{name}: the new frame after the restart")
         assert rejects(gateway) == {"bad_mac": 0, "replay": 1, "unsigned": 0}, name
+        assert source_rejects(gateway) == {f"node{nodes[name]}": {"replay": 1}}, name
         assert "event=frame_rejected" in gateway.log() and KEY.hex() not in gateway.log(), name
     # A crash: a frame in Cassandra had its counter committed before it could be sent, so its replay is refused.
     for name, n in nodes.items():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shlex
 import threading
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
@@ -57,12 +56,6 @@ class Cards(HTMLParser):
         self._into = None
 
 
-def status(gateway: GatewayUnderTest) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{gateway.metrics_port}/status.json", timeout=5) as response:
-        assert response.headers["Content-Type"] == "application/json"
-        return json.loads(response.read())
-
-
 def by_source(doc: dict) -> dict[str, dict]:
     return {entry["source"]: entry for entry in doc["sources"]}
 
@@ -99,11 +92,11 @@ def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, g
     try:
         for name, (_, gateway) in rigs.items():
             def settled(gateway=gateway):
-                doc = by_source(status(gateway))
+                doc = by_source(gateway.status())
                 return (doc.keys() == {"cellar", "greenhouse"} and doc["cellar"]["stale"]
                         and not doc["greenhouse"]["stale"] and doc["cellar"]["alerts"][0]["state"] == "firing")
             wait_for(settled, 30, f"{name}: cellar stale and its silence alert firing, greenhouse live")
-            doc = status(gateway)
+            doc = gateway.status()
             jsonschema.validate(doc, SCHEMA)
             assert doc["stale_after_s"] == STALE_AFTER_S, name
             assert doc["gateway"]["implementation"] == name or name not in ("python", "node"), name

@@ -16,6 +16,7 @@ import sqlite3
 import struct
 import subprocess
 import tempfile
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,12 @@ level = "info"
 
     def metric(self, name: str, **labels: str) -> float:
         return (self.metrics_or_none() or {}).get((name, tuple(sorted(labels.items()))), 0.0)
+
+    def status(self) -> dict:
+        """Its /status.json (gateway/contract/status.md)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/status.json", timeout=5) as response:
+            assert response.headers["Content-Type"] == "application/json"
+            return json.loads(response.read())
 
     def stop(self, timeout: float = 30) -> int:
         self.process.send_signal(signal.SIGTERM)

@@ -1,6 +1,6 @@
 // Per-source tally for the status page (gateway/contract/status.md): the last frame and its values, frames per
-// minute over the last 5 minutes, seq gaps and duplicates since start. A pure function of the events fed to it
-// and the clock readings passed in.
+// minute over the last 5 minutes, and since start seq gaps, duplicates and the whole frames refused (signing
+// verdicts). A pure function of the events fed to it and the clock readings passed in.
 
 /** Frames per minute are counted over the last 300 whole seconds, the current one included. */
 export const WINDOW_S = 300;
@@ -8,14 +8,15 @@ export const WINDOW_S = 300;
 export class SourceTally {
   constructor() {
     /** @type {Map<string, {lastReceivedMs: number|null, valuesTsMs: number|null, values: Array<[string, number]>,
-     *   seqGaps: number, duplicates: number, seconds: Array<[number, number]>}>} */
+     *   seqGaps: number, duplicates: number, rejects: Map<string, number>, seconds: Array<[number, number]>}>} */
     this.sources = new Map();
   }
 
   state(source) {
     let state = this.sources.get(source);
     if (state === undefined) {
-      state = { lastReceivedMs: null, valuesTsMs: null, values: [], seqGaps: 0, duplicates: 0, seconds: [] };
+      state = { lastReceivedMs: null, valuesTsMs: null, values: [], seqGaps: 0, duplicates: 0, rejects: new Map(),
+        seconds: [] };
       this.sources.set(source, state);
     }
     return state;
@@ -50,6 +51,14 @@ export class SourceTally {
     this.state(source).seqGaps += missing;
   }
 
+  /** A whole frame of this source refused (a signing verdict). Counted only for a source already listed or one
+   * with a key: forged names cannot grow the table. */
+  reject(source, reason, keyed) {
+    if (!keyed && !this.sources.has(source)) return;
+    const { rejects } = this.state(source);
+    rejects.set(reason, (rejects.get(reason) ?? 0) + 1);
+  }
+
   /** A source the gateway no longer tracks ([decode] max_sources). */
   forget(source) {
     this.sources.delete(source);
@@ -73,7 +82,8 @@ export class SourceTally {
       let frames = 0;
       for (const [second, count] of state.seconds) if (second > first && second <= now) frames += count;
       return { source, lastReceivedMs: state.lastReceivedMs, valuesTsMs: state.valuesTsMs, values: state.values,
-        framesPerMinute: frames / (WINDOW_S / 60), seqGaps: state.seqGaps, duplicates: state.duplicates };
+        framesPerMinute: frames / (WINDOW_S / 60), seqGaps: state.seqGaps, duplicates: state.duplicates,
+        rejects: Object.fromEntries([...state.rejects].sort(([a], [b]) => byCodePoint(a, b))) };
     });
   }
 }

@@ -29,11 +29,13 @@ describe('status_tally.jsonl', () => {
           tally.gap(step.gap.source, step.gap.missing);
         } else if (step.forget) {
           tally.forget(step.forget);
+        } else if (step.reject) {
+          tally.reject(step.reject.source, step.reject.reason, step.reject.keyed);
         } else {
           const got = tally.view(step.view).map((v) => ({ source: v.source, last_received_ms: v.lastReceivedMs,
             values_ts_ms: v.valuesTsMs, values: v.values, frames_per_minute: v.framesPerMinute,
             seq_gaps: v.seqGaps, duplicates: v.duplicates,
-            stale: isStale(v.lastReceivedMs, step.view, c.params.stale_after_ms) }));
+            stale: isStale(v.lastReceivedMs, step.view, c.params.stale_after_ms), rejects: v.rejects }));
           assert.deepEqual(got, step.expect, `view at ${step.view}`);
         }
       }
@@ -47,6 +49,7 @@ describe('the status document', () => {
   it('has every field, units from the contract, and the alert states of the seam', () => {
     const tally = new SourceTally();
     tally.frame('greenhouse', 1_001_000, 1_000_500, [['temp_in', 4.25], ['odd', 1]]);
+    tally.reject('greenhouse', 'bad_mac', false);
     const alerts = new Map([
       ['greenhouse', [{ rule: 'z', state: 'ok', since: null },
         { rule: 'frost', state: 'firing', since: '1970-01-01T00:17:30.000Z' }]],
@@ -58,10 +61,10 @@ describe('the status document', () => {
       started: '1970-01-01T00:16:40.000Z', uptime_s: 61 });
     const [cellar, greenhouse] = doc.sources;
     assert.deepEqual(cellar, { source: 'cellar', last_frame: null, age_s: null, stale: true, values_at: null,
-      values: [], frames_per_minute: 0, seq_gaps: 0, duplicates: 0, alerts: alerts.get('cellar') });
+      values: [], frames_per_minute: 0, seq_gaps: 0, duplicates: 0, rejects: {}, alerts: alerts.get('cellar') });
     assert.deepEqual(greenhouse.values, [{ metric: 'temp_in', value: 4.25, unit: '\u00b0C' },
       { metric: 'odd', value: 1, unit: null }]);
-    assert.deepEqual([greenhouse.age_s, greenhouse.stale], [60, false]);
+    assert.deepEqual([greenhouse.age_s, greenhouse.stale, greenhouse.rejects], [60, false, { bad_mac: 1 }]);
     assert.deepEqual(greenhouse.alerts.map((a) => a.rule), ['frost', 'z']);
     assert.deepEqual(doc.rejects, { bad_crc: 2 });
     assert.deepEqual(doc.spool, { frames: 7, held_frames: 1, oldest_unsent_age_s: 30 });

@@ -42,7 +42,7 @@ def status_document(facts: GatewayFacts, moment: Moment, sources: Sequence[Sourc
     stale_after_ms = facts.stale_after_s * 1000
     views = {view.source: view for view in sources}
     for source in alerts:  # a source only a rule knows (silent since start): shown, with nothing read
-        views.setdefault(source, SourceView(source, None, None, (), 0.0, 0, 0))
+        views.setdefault(source, SourceView(source, None, None, (), 0.0, 0, 0, {}))
     return {
         "gateway": {"version": facts.version, "implementation": facts.implementation, "policy": facts.policy,
                     "started": iso_ms(facts.started_ms), "uptime_s": max(0, now - facts.started_ms) / 1000},
@@ -73,5 +73,6 @@ def source_entry(view: SourceView, now_ms: int, stale_after_ms: float, alerts: S
         "frames_per_minute": view.frames_per_minute,
         "seq_gaps": view.seq_gaps,
         "duplicates": view.duplicates,
+        "rejects": dict(view.rejects),
         "alerts": sorted((dict(item) for item in alerts), key=lambda item: item["rule"]),
     }

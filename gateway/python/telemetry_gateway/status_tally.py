@@ -1,11 +1,12 @@
 """Per-source tally for the status page (gateway/contract/status.md): the last frame and its values, frames per
-minute over the last 5 minutes, seq gaps and duplicates since start. A pure function of the events fed to it and
-the clock readings passed in; threads that share one hold its lock."""
+minute over the last 5 minutes, and since start seq gaps, duplicates and the whole frames refused (signing verdicts).
+A pure function of the events fed to it and the clock readings passed in; threads that share one hold its lock."""
 
 from __future__ import annotations
 
-from collections import deque
 import threading
+from collections import Counter, deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 WINDOW_S = 300  # frames per minute are counted over the last 300 whole seconds, the current one included
@@ -18,6 +19,7 @@ class SourceState:
     values: object = ()  # the last frame's readings, in whatever form the caller keeps them
     seq_gaps: int = 0
     duplicates: int = 0
+    rejects: Counter = field(default_factory=Counter)  # reason → whole frames of this source refused (signing)
     # (second, frames received in it), oldest first, only seconds within the window of the newest one
     seconds: deque = field(default_factory=deque)
 
@@ -31,6 +33,7 @@ class SourceView:
     frames_per_minute: float
     seq_gaps: int
     duplicates: int
+    rejects: Mapping[str, int]
 
 
 class SourceTally:
@@ -65,6 +68,16 @@ class SourceTally:
     def gap(self, source: str, missing: int) -> None:
         self._state(source).seq_gaps += missing
 
+    def reject(self, source: str, reason: str, keyed: bool) -> None:
+        """A whole frame of this source refused (a signing verdict). Counted only for a source already listed or
+        one with a key: forged names cannot grow the table."""
+        state = self._sources.get(source)
+        if state is None:
+            if not keyed:
+                return
+            state = self._state(source)
+        state.rejects[reason] += 1
+
     def forget(self, source: str) -> None:
         """A source the gateway no longer tracks ([decode] max_sources)."""
         self._sources.pop(source, None)
@@ -79,7 +92,7 @@ class SourceTally:
         first = now_ms // 1000 - WINDOW_S  # seconds after this one are in the window
         return [SourceView(source, state.last_received_ms, state.values_ts_ms, state.values,
                            sum(count for second, count in state.seconds if first < second <= now_ms // 1000)
-                           / (WINDOW_S / 60), state.seq_gaps, state.duplicates)
+                           / (WINDOW_S / 60), state.seq_gaps, state.duplicates, dict(sorted(state.rejects.items())))
                 for source, state in sorted(self._sources.items())]
 
 
