@@ -1,8 +1,9 @@
 """Gateway conformance (gateway/contract/status.md): /status.json validates against status.schema.json, and the page
 at / shows it in a real headless Chromium: every source with its last values and units, a source that went silent
-marked stale, its silence alert firing, and no console message. Every gateway under test runs side by side, fed by
-the board simulator on its own pseudo-terminal; Cassandra plays no part (the gateways point at a closed port). The
-screenshots (a phone's width) are left in the test's folder as status-<gateway>.png."""
+marked stale, its silence alert firing, a board with a key refused for an unsigned frame shown with its rejects, and
+no console message. Every gateway under test runs side by side, fed by the board simulator on its own
+pseudo-terminal; Cassandra plays no part (the gateways point at a closed port). The screenshots (a phone's width)
+are left in the test's folder as status-<gateway>.png."""
 
 from __future__ import annotations
 
@@ -24,14 +25,15 @@ STALE_AFTER_S = 2
 QUIET_RULE = '\n[[alerts]]\nname = "quiet"\nsilent_s = 1.0\n'
 CELLAR = [("temp", "11.5"), ("vbat", "3.3")]  # sends once, then falls silent
 GREENHOUSE = [("temp_in", "4.25"), ("humidity", "81.5")]  # keeps sending
+SHED = [("temp", "9.0")]  # has a key but sends one unsigned frame: refused, listed for its key (status.md)
 SHOWN = {"cellar": {"temp": "11.5 \u00b0C", "vbat": "3.3 V"},
-         "greenhouse": {"temp_in": "4.25 \u00b0C", "humidity": "81.5 %RH"}}
+         "greenhouse": {"temp_in": "4.25 \u00b0C", "humidity": "81.5 %RH"}, "shed": {}}
 BUDGET_MS = 1000  # Chromium's virtual time for the page to fetch status.json and draw
 
 
 class Cards(HTMLParser):
     """The page's source cards as drawn: {source: {"stale": "true"|"false", "values": {metric: text},
-    "alerts": {rule: text}}}."""
+    "alerts": {rule: text}, and "rejects": text when shown}}."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -46,6 +48,8 @@ class Cards(HTMLParser):
             self._into = (list(self.cards.values())[-1]["values"], a["data-metric"])
         elif self.cards and "data-rule" in a:
             self._into = (list(self.cards.values())[-1]["alerts"], a["data-rule"])
+        elif self.cards and "data-rejects" in a:
+            self._into = (list(self.cards.values())[-1], "rejects")
 
     def handle_data(self, data):
         if self._into is not None:
@@ -64,17 +68,21 @@ def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, g
     browsers = ThreadPoolExecutor()  # Chromium runs beside the waits
     probe = browsers.submit(dom_and_console, "data:text/html,<script>console.error('probe')</script>")
     rigs = {}
+    keys = tmp_path / "keys"
+    keys.write_text("shed " + bytes(range(16)).hex() + "\n")
+    keys.chmod(0o600)
     for name, command in gateways_under_test().items():
         folder = tmp_path / name
         folder.mkdir()
         board = Board(folder / "ttyUSB0")
-        gateway = GatewayUnderTest.configure(folder, [board.link], "telemetry", "127.0.0.1", extra=QUIET_RULE)
+        gateway = GatewayUnderTest.configure(folder, [board.link], "telemetry", "127.0.0.1",
+                                             extra=f'{QUIET_RULE}\n[signing]\nkeys_file = "{keys}"\n')
         gateways.append(gateway)
         monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
         gateway.start(TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_STALE_AFTER_S=str(STALE_AFTER_S))
         rigs[name] = (board, gateway)
     for board, _ in rigs.values():
-        board.write(encode_frame("cellar", 0, CELLAR))
+        board.write(encode_frame("cellar", 0, CELLAR) + encode_frame("shed", 0, SHED))
 
     stop = threading.Event()
 
@@ -93,7 +101,7 @@ def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, g
         for name, (_, gateway) in rigs.items():
             def settled(gateway=gateway):
                 doc = by_source(gateway.status())
-                return (doc.keys() == {"cellar", "greenhouse"} and doc["cellar"]["stale"]
+                return (doc.keys() == {"cellar", "greenhouse", "shed"} and doc["cellar"]["stale"]
                         and not doc["greenhouse"]["stale"] and doc["cellar"]["alerts"][0]["state"] == "firing")
             wait_for(settled, 30, f"{name}: cellar stale and its silence alert firing, greenhouse live")
             doc = gateway.status()
@@ -106,6 +114,8 @@ def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, g
             assert cellar["age_s"] > STALE_AFTER_S and greenhouse["frames_per_minute"] > 0, name
             assert [a["rule"] + ":" + a["state"] for a in cellar["alerts"]] == ["quiet:firing"], name
             assert doc["cassandra"]["state"] == "down" and doc["spool"]["frames"] > 0, name
+            assert {source: entry["rejects"] for source, entry in by_source(doc).items()} == {
+                "cellar": {}, "greenhouse": {}, "shed": {"unsigned": 1}}, name
             pages[name] = (doc, browsers.submit(dom_console_and_screenshot, f"http://127.0.0.1:{gateway.metrics_port}/",
                                                 tmp_path / f"status-{name}.png", width=412, height=915,
                                                 budget_ms=BUDGET_MS))
@@ -118,7 +128,9 @@ def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, g
             cards.feed(dom)
             assert {source: card["values"] for source, card in cards.cards.items()} == SHOWN, name
             assert {source: card["stale"] for source, card in cards.cards.items()} == {
-                "cellar": "true", "greenhouse": "false"}, name
+                "cellar": "true", "greenhouse": "false", "shed": "true"}, name
+            assert {source: card.get("rejects") for source, card in cards.cards.items()} == {
+                "cellar": None, "greenhouse": None, "shed": "refused: 1 unsigned"}, name
             assert cards.cards["cellar"]["alerts"]["quiet"].startswith("quiet: firing"), name
             assert doc["gateway"]["implementation"] + " gateway" in dom and "Cassandra" in dom, name
             assert len(set(pixels)) > 20, f"{name}: the screenshot is blank"
