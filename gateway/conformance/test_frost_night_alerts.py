@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.request
 
-from telemetry_conformance import Board, GatewayUnderTest, Stream, gateways_under_test, wait_for
+from telemetry_conformance import Board, GatewayUnderTest, Stream, gateways_under_test, toml_value, wait_for
 from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixture)
 
 EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, side by side
@@ -29,8 +29,8 @@ with open(os.path.join(sys.argv[1], os.environ["ALERT_SOURCE"] + ".log"), "a") a
 """
 
 
-def rules(record: list[str]) -> str:
-    command = ", ".join(f'"{part}"' for part in record)
+def frost(record: list[str]) -> str:
+    """The frost rule (below 2, cleared at 3, after 30 minutes), its command the argv `record`."""
     return f"""
 [[alerts]]
 name = "frost"
@@ -38,19 +38,24 @@ metric = "temp_in"
 below = 2.0
 clear_at = 3.0
 for_s = 1800.0
-command = [{command}]
+command = {toml_value(record)}
+"""
 
+
+def rules(record: list[str]) -> str:
+    command = toml_value(record)
+    return frost(record) + f"""
 [[alerts]]
 name = "cold"
 metric = "temp_in"
 below = 5.0
 clear_at = 6.0
-command = [{command}]
+command = {command}
 
 [[alerts]]
 name = "quiet"
 silent_s = 1.0
-command = [{command}]
+command = {command}
 """
 
 
