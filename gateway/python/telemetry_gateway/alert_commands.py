@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections import OrderedDict
 from typing import Callable, Mapping
 
@@ -17,14 +16,9 @@ from .alert_rules import AlertRule
 from .alert_states import Transition
 from .logs import RateLimitedLog
 from .text_forms import field_text
+from .timestamps import iso_ms
 
 ENV_PREFIX = "TELEMETRY_"  # the gateway's own variables, credentials among them, never reach a command
-
-
-def iso_ms(ms: int) -> str:
-    """Unix ms as UTC ISO 8601 with milliseconds: 2026-11-26T09:30:00.123Z."""
-    seconds, millis = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 def command_env(transition: Transition, base: Mapping[str, str]) -> dict[str, str]:

@@ -9,7 +9,8 @@ import threading
 import time
 from typing import Iterable
 
-from .alert_commands import AlertCommands, iso_ms
+from .alert_commands import AlertCommands
+from .timestamps import iso_ms
 from .alert_rules import AlertRule
 from .alert_states import FIRING, AlertStates, Transition
 from .logs import event

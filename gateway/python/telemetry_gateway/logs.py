@@ -7,6 +7,7 @@ import threading
 import time
 
 from .text_forms import field_text
+from .timestamps import iso_ms
 
 log = logging.getLogger("telemetry_gateway")
 
@@ -18,9 +19,7 @@ class LineFormatter(logging.Formatter):
         super().__init__("%(asctime)s level=%(levelname)s %(message)s")
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        seconds = int(record.created)
-        millis = int((record.created - seconds) * 1000)
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+        return iso_ms(int(record.created * 1000))
 
 
 def setup_logging(level: str) -> None:

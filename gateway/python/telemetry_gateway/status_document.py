@@ -3,11 +3,11 @@ moment: a pure function, so both its shape and its rules are unit-tested without
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .status_tally import SourceView, is_stale
+from .timestamps import iso_ms
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,6 @@ class Moment:
     oldest_unsent_ms: int | None  # received_ms of the oldest frame in the spool file
     cassandra_up: bool
     last_error: tuple[str, int] | None  # (error kind, wall ms)
-
-
-def iso_ms(ms: int) -> str:
-    """Unix ms → 2026-11-26T09:30:00.123Z."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
 def status_document(facts: GatewayFacts, moment: Moment, sources: Sequence[SourceView],

@@ -7,8 +7,9 @@ arriving within one millisecond would otherwise share a primary key and overwrit
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import time
 from datetime import date
+from typing import NamedTuple
 
 DAY_MS = 86_400_000
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -64,3 +65,8 @@ class Stamper:
 def utc_day(ts_ms: int) -> date:
     """The UTC date of a Unix-millisecond timestamp (the `day` of a readings partition)."""
     return date.fromordinal(_EPOCH_ORDINAL + ts_ms // DAY_MS)
+
+
+def iso_ms(ms: int) -> str:
+    """Unix ms as UTC ISO 8601 with ms (logs, status, alerts): 2026-11-26T09:30:00.123Z."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"

@@ -12,7 +12,8 @@ import pytest
 from telemetry_gateway.cli import main
 from telemetry_gateway.metrics import Metrics
 from telemetry_gateway.reading_values import pack_values
-from telemetry_gateway.status_document import GatewayFacts, Moment, iso_ms, status_document
+from telemetry_gateway.status_document import GatewayFacts, Moment, status_document
+from telemetry_gateway.timestamps import iso_ms
 from telemetry_gateway.status_page import PAGE, UNITS, StatusPage
 from telemetry_gateway.status_server import status_app
 from telemetry_gateway.status_tally import SourceTally, is_stale
