@@ -12,12 +12,13 @@ CASSANDRA := deploy/local/cassandra
 # nodejs and npm (the Node gateway) only where there is no node or npm: the Node gateway needs Node 20, which
 # Debian 12 does not ship (its nodejs is 18); a NodeSource nodejs 20 (npm included) is kept as it is.
 # prometheus for its promtool: deploy/monitoring's alert rules are checked and unit-tested with it.
+# fuse3, libfuse3-dev and pkg-config: the conformance kit's power-cut file system (gateway/conformance/powercutfs).
 DEBIAN_PACKAGES := openjdk-17-jdk-headless maven systemd openssl prometheus $(shell python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv) \
-	$(shell command -v node >/dev/null || echo nodejs) $(shell command -v npm >/dev/null || echo npm)
+	fuse3 libfuse3-dev pkg-config $(shell command -v node >/dev/null || echo nodejs) $(shell command -v npm >/dev/null || echo npm)
 NODE_GATEWAY := gateway/node
 
 .PHONY: help setup setup-parts system-packages python-env node-env cassandra-jars firmware-setup analytics-setup \
-	test test-slow demo clean distclean
+	powercutfs test test-slow demo clean distclean
 
 help:
 	@echo "make demo    set up, start the local Cassandra, apply the schema, run the pipeline"
@@ -29,7 +30,10 @@ help:
 setup: system-packages
 	@$(MAKE) --no-print-directory -j3 --output-sync=target setup-parts
 
-setup-parts: python-env node-env cassandra-jars firmware-setup analytics-setup
+setup-parts: python-env node-env cassandra-jars firmware-setup analytics-setup powercutfs
+
+powercutfs:
+	@$(MAKE) --no-print-directory -C gateway/conformance/powercutfs
 
 firmware-setup:
 	@$(MAKE) --no-print-directory -C firmware setup
