@@ -29,6 +29,7 @@ import { IMPLEMENTATION, VERSION } from './version.js';
 const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
 const CHECKPOINT_MS = 1000; // with fsync = batch or deferred, checkpoints only keep the WAL small (deferred: rarely)
 const SPOOL_OPEN_RETRY_MS = 2000;
+const INPUTS_STOP_MS = 2000; // at stop, how long a stuck input is waited for (process.md: the stop must go on)
 const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what the inputs handed over
 
 // What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
@@ -200,7 +201,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
 
   const stopping = notifier.notify('STOPPING=1'); // sent by a child: awaited before the process exits
   event('info', 'gateway_stopping', { spooled_frames: spool.depth });
-  await Promise.all(inputs.map((input) => input.stop()));
+  await Promise.race([Promise.all(inputs.map((input) => input.stop())), sleep(INPUTS_STOP_MS)]);
   const deadline = performance.now() + INPUTS_DRAIN_MS;
   while (ingest.queue.length && ingest.died === null && performance.now() < deadline) await sleep(20);
   sender.stop();

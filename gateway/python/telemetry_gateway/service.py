@@ -37,6 +37,7 @@ CHECKPOINT_S = 1.0  # with fsync = batch, checkpoints only keep the WAL small
 
 
 SPOOL_OPEN_RETRY_S = 2.0
+INPUTS_STOP_S = 2.0  # at stop, how long stuck inputs are waited for, all together (process.md: the stop goes on)
 # What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
 UNCLEAN_STOP_ACTIONS = {
     "deferred": "the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra "
@@ -190,8 +191,9 @@ class Gateway:
         notifier.notify("STOPPING=1")
         event(logging.INFO, "gateway_stopping", spooled_frames=self.spool.depth)
         self._inputs_stop.set()
+        inputs_deadline = time.monotonic() + INPUTS_STOP_S
         for thread in self._inputs:
-            thread.join(timeout=2)
+            thread.join(timeout=max(0.0, inputs_deadline - time.monotonic()))
         deadline = time.monotonic() + 5
         while not self.ingest.queue.empty() and time.monotonic() < deadline:
             time.sleep(0.02)
