@@ -1,8 +1,10 @@
 """The status page's pure parts (status_tally.py against gateway/contract/vectors/status_tally.jsonl,
-status_document.py against status.schema.json's rules), its routes (status_server.py, called as a WSGI app) and
+status_document.py against status.schema.json's rules), its routes (status_server.py, on a real socket) and
 --version. The page itself, in a real browser against a running gateway: gateway/conformance/test_status_page.py."""
 
-import io
+import base64
+import hashlib
+import http.client
 import json
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from telemetry_gateway.reading_values import pack_values
 from telemetry_gateway.status_document import GatewayFacts, Moment, status_document
 from telemetry_gateway.timestamps import iso_ms
 from telemetry_gateway.status_page import PAGE, UNITS, StatusPage
-from telemetry_gateway.status_server import status_app
+from telemetry_gateway.http_rules import page_csp
+from telemetry_gateway.status_server import start_status_server
 from telemetry_gateway.status_tally import SourceTally, is_stale
 from telemetry_gateway.version import VERSION
 
@@ -91,37 +94,62 @@ class FakeSpool:
         return None
 
 
-def call(app, method: str, path: str) -> tuple[str, dict, bytes]:
-    got = {}
-    body = b"".join(app({"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "",
-                         "wsgi.input": io.BytesIO(), "SERVER_NAME": "x", "SERVER_PORT": "1"},
-                        lambda status, headers: got.update(status=status, headers=dict(headers))))
-    return got["status"], got["headers"], body
+def call(port, method, path, host="127.0.0.1"):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.putrequest(method, path, skip_host=True)
+    connection.putheader("Host", host)
+    connection.endheaders()
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, dict(response.getheaders()), body
 
 
-def test_routes_serve_the_page_the_json_and_the_metrics_only():
+@pytest.fixture
+def served():
     metrics = Metrics()
     tally = SourceTally()
     tally.frame("A", 5000, 5000, pack_values((("temp", 3.125),)))  # as the frame acceptor keeps them
     metrics.rejects.labels("bad_crc").inc(4)
     page = StatusPage(FACTS, tally, FakeSpool(), lambda: None, metrics,
                       alert_states=lambda: {"A": [{"rule": "r", "state": "pending", "since": None}]})
-    app = status_app(metrics.registry, page)
-    status, headers, body = call(app, "GET", "/")
-    assert (status, headers["Content-Type"], body) == ("200 OK", "text/html; charset=utf-8", PAGE)
-    status, headers, body = call(app, "GET", "/status.json")
+    server = start_status_server("127.0.0.1:0", metrics.registry, page, ["pi.lan"])
+    yield server.server_address[1], page
+    server.shutdown()
+    server.server_close()
+
+
+def test_routes_serve_the_page_the_json_and_the_metrics_only(served):
+    port, page = served
+    status, headers, body = call(port, "GET", "/")
+    assert (status, headers["Content-Type"], body) == (200, "text/html; charset=utf-8", PAGE)
+    assert headers["Content-Security-Policy"] == page_csp(PAGE) and headers["X-Content-Type-Options"] == "nosniff"
+    status, headers, body = call(port, "GET", "/status.json?t=1", host="pi.lan:80")
     doc = json.loads(body)
-    assert status == "200 OK" and headers["Content-Type"] == "application/json"
+    assert status == 200 and headers["Content-Type"] == "application/json"
     assert doc["sources"][0]["values"] == [{"metric": "temp", "value": 3.125, "unit": "\u00b0C"}]
     assert doc["sources"][0]["alerts"] == [{"rule": "r", "state": "pending", "since": None}]
     assert doc["rejects"] == {"bad_crc": 4} and doc["spool"]["frames"] == 3
-    assert call(app, "HEAD", "/status.json")[2] == b""
-    assert b"telemetry_gateway_rejects_total" in call(app, "GET", "/metrics")[2]
-    for path in ("/index.html", "/status", "/metrics/x"):
-        assert call(app, "GET", path)[0] == "404 Not Found"
-    assert call(app, "POST", "/")[0] == "405 Method Not Allowed"
+    assert call(port, "HEAD", "/status.json")[2] == b""
+    assert b"telemetry_gateway_rejects_total" in call(port, "GET", "/metrics")[2]
+    for path in ("/index.html", "/status", "/metrics/x", "//", "http://["):
+        status, headers, _ = call(port, "GET", path)
+        assert (status, headers["X-Content-Type-Options"]) == (404, "nosniff"), path
+    assert call(port, "POST", "/")[0] == 405
+    assert call(port, "GET", "/", host="attacker.example")[0] == 421
     page.alert_states = lambda: 1 / 0
-    assert call(app, "GET", "/status.json")[::2] == ("500 Internal Server Error", b"status failed: division by zero\n")
+    assert call(port, "GET", "/status.json")[::2] == (500, b"/status.json failed: division by zero\n")
+
+
+def test_the_page_policy_hashes_its_inline_script_and_style():
+    page = b"<style>a{}</style><script>x()</script>"
+    assert page_csp(page) == ("default-src 'none'; script-src 'sha256-" + b64sha(b"x()") + "'; style-src 'sha256-"
+                              + b64sha(b"a{}") + "'; connect-src 'self'; img-src data:; base-uri 'none'; "
+                              "form-action 'none'; frame-ancestors 'none'")
+
+
+def b64sha(data):
+    return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
 def test_version(capsys):
