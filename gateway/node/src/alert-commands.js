@@ -7,11 +7,14 @@ import { spawn } from 'node:child_process';
 import { RateLimitedLog } from './logs.js';
 import { numberText } from './text-forms.js';
 
-const ENV_PREFIX = 'TELEMETRY_'; // the gateway's own variables, credentials among them, never reach a command
+// The only variables of the gateway's environment a command gets (alerts.md): an allow-list, because a service's
+// environment carries more than the gateway's own TELEMETRY_* (CREDENTIALS_DIRECTORY, NOTIFY_SOCKET, WATCHDOG_*).
+const PASSED_ENV = Object.freeze(['PATH', 'LANG', 'HOME', 'TZ']);
 
-/** The command's environment: base less TELEMETRY_*, plus ALERT_*. */
+/** The command's environment: the allow-listed variables of base, plus ALERT_*. */
 export function commandEnv(t, base) {
-  const env = Object.fromEntries(Object.entries(base).filter(([name]) => !name.startsWith(ENV_PREFIX)));
+  const passed = PASSED_ENV.filter((name) => base[name] !== undefined);
+  const env = Object.fromEntries(passed.map((name) => [name, base[name]]));
   return Object.assign(env, {
     ALERT_RULE: t.rule, ALERT_SOURCE: t.source, ALERT_STATE: t.state, ALERT_KIND: t.kind,
     ALERT_METRIC: t.metric ?? '', ALERT_VALUE: numberText(t.value), ALERT_THRESHOLD: numberText(t.threshold),
@@ -44,6 +47,7 @@ export function runOnce(argv, env, timeoutS, started) {
     const done = (result) => { clearTimeout(timer); resolve(result); };
     child.once('error', (error) => done(['not_started', `${argv[0]}: ${error.message}`]));
     child.once('exit', (code, signal) => {
+      killGroup(child); // what the run left running in its group (a backgrounded child) ends with it
       if (timedOut) done(['timeout', `still running after ${numberText(timeoutS)} s: killed`]);
       else if (signal !== null) done(['signal', `killed by signal ${signal}`]);
       else done(code === 0 ? null : ['exit_status', `exit status ${code}`]);

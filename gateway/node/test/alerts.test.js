@@ -128,6 +128,13 @@ function slowWithAChild(pidFile) {
     + 'await new Promise((r) => setTimeout(r, 30000));';
 }
 
+/** A script that starts a child (sleep 30) in the background, writes its pid to pidFile, and exits at once. */
+function backgroundsAChild(pidFile) {
+  return `import { spawn } from 'node:child_process';\nimport { writeFileSync } from 'node:fs';\n`
+    + `const child = spawn('sleep', ['30'], { stdio: 'ignore' });\nchild.unref();\n`
+    + `writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));\n`;
+}
+
 /** No such process, or a zombie nobody has reaped yet. */
 function gone(pid) {
   try {
@@ -139,8 +146,12 @@ function gone(pid) {
 
 describe('alert commands', () => {
   it('the command gets the alert in its environment and no credentials', () => {
-    assert.deepEqual(commandEnv(transition(), { PATH: '/bin', TELEMETRY_CASSANDRA_PASSWORD: 's3cret' }), {
-      PATH: '/bin', ALERT_RULE: 'frost', ALERT_SOURCE: 'g1', ALERT_STATE: 'firing', ALERT_KIND: 'below',
+    const serviceEnv = { PATH: '/bin', LANG: 'C.UTF-8', HOME: '/var/lib/telemetry-gateway', TZ: 'UTC',
+      TELEMETRY_CASSANDRA_PASSWORD: 's3cret', CREDENTIALS_DIRECTORY: '/run/credentials/gw',
+      NOTIFY_SOCKET: '/run/systemd/notify', WATCHDOG_USEC: '60000000', WATCHDOG_PID: '1', SOME_SECRET: 'x',
+      LD_PRELOAD: '/tmp/evil.so' };
+    assert.deepEqual(commandEnv(transition(), serviceEnv), {
+      PATH: '/bin', LANG: 'C.UTF-8', HOME: '/var/lib/telemetry-gateway', TZ: 'UTC', ALERT_RULE: 'frost', ALERT_SOURCE: 'g1', ALERT_STATE: 'firing', ALERT_KIND: 'below',
       ALERT_METRIC: 'temp_in', ALERT_VALUE: '1.5', ALERT_THRESHOLD: '2', ALERT_AT: '1700000000123',
       ALERT_TIME: '2023-11-14T22:13:20.123Z' });
   });
@@ -182,6 +193,17 @@ describe('alert commands', () => {
     for (const rule of ['frost', 'slow', 'absent']) {
       assert.equal(await gauge(metrics, 'telemetry_gateway_alert_command_failures_total', { rule }), 1);
     }
+  });
+
+  it('a child the command left running is killed when it exits', async () => {
+    const pidFile = join(SCRATCH, 'background.pid');
+    const failures = [];
+    const commands = new AlertCommands(parseAlertRules([{ ...FROST, command: script(backgroundsAChild(pidFile)) }],
+      ''), (rule) => failures.push(rule));
+    commands.submit(transition());
+    await waitFor(() => commands.idle);
+    assert.deepEqual(failures, []); // the run itself exited 0
+    await waitFor(() => gone(readFileSync(pidFile, 'utf8'))); // its backgrounded sleep went with its group
   });
 
   it('stop kills runs in flight, with their children', async () => {

@@ -18,12 +18,14 @@ from .logs import RateLimitedLog
 from .text_forms import field_text
 from .timestamps import iso_ms
 
-ENV_PREFIX = "TELEMETRY_"  # the gateway's own variables, credentials among them, never reach a command
+# The only variables of the gateway's environment a command gets (alerts.md): an allow-list, because a service's
+# environment carries more than the gateway's own TELEMETRY_* (CREDENTIALS_DIRECTORY, NOTIFY_SOCKET, WATCHDOG_*).
+PASSED_ENV = ("PATH", "LANG", "HOME", "TZ")
 
 
 def command_env(transition: Transition, base: Mapping[str, str]) -> dict[str, str]:
-    """The command's environment: base less TELEMETRY_*, plus ALERT_*."""
-    env = {name: value for name, value in base.items() if not name.startswith(ENV_PREFIX)}
+    """The command's environment: the allow-listed variables of base, plus ALERT_*."""
+    env = {name: base[name] for name in PASSED_ENV if name in base}
     env.update(ALERT_RULE=transition.rule, ALERT_SOURCE=transition.source, ALERT_STATE=transition.state,
                ALERT_KIND=transition.kind, ALERT_METRIC=transition.metric or "",
                ALERT_VALUE=field_text(float(transition.value)), ALERT_THRESHOLD=field_text(float(transition.threshold)),
@@ -54,6 +56,8 @@ def run_once(argv: tuple[str, ...], env: Mapping[str, str], timeout_s: float,
         kill_group(process)
         process.wait()
         return "timeout", f"still running after {field_text(timeout_s)} s: killed"
+    finally:
+        kill_group(process)  # what the run left running in its group (a backgrounded child) ends with it
     if status > 0:
         return "exit_status", f"exit status {status}"
     if status < 0:

@@ -106,8 +106,13 @@ def transition(source="g1", state="firing"):
 
 
 def test_the_command_gets_the_alert_in_its_environment_and_no_credentials():
-    env = command_env(transition(), {"PATH": "/bin", "TELEMETRY_CASSANDRA_PASSWORD": "s3cret"})
-    assert env == {"PATH": "/bin", "ALERT_RULE": "frost", "ALERT_SOURCE": "g1", "ALERT_STATE": "firing",
+    service_env = {"PATH": "/bin", "LANG": "C.UTF-8", "HOME": "/var/lib/telemetry-gateway", "TZ": "UTC",
+                   "TELEMETRY_CASSANDRA_PASSWORD": "s3cret", "CREDENTIALS_DIRECTORY": "/run/credentials/gw",
+                   "NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "60000000", "WATCHDOG_PID": "1",
+                   "SOME_SECRET": "x", "LD_PRELOAD": "/tmp/evil.so"}
+    env = command_env(transition(), service_env)
+    assert env == {"PATH": "/bin", "LANG": "C.UTF-8", "HOME": "/var/lib/telemetry-gateway", "TZ": "UTC",
+                   "ALERT_RULE": "frost", "ALERT_SOURCE": "g1", "ALERT_STATE": "firing",
                    "ALERT_KIND": "below", "ALERT_METRIC": "temp_in", "ALERT_VALUE": "1.5", "ALERT_THRESHOLD": "2",
                    "ALERT_AT": "1700000000123", "ALERT_TIME": "2023-11-14T22:13:20.123Z"}
 
@@ -162,6 +167,23 @@ def test_failed_runs_are_logged_and_counted_never_retried(tmp_path, caplog):
     assert "rule=slow source=g1 state=firing reason=timeout" in failed[2]
     for rule in ("frost", "slow", "absent"):
         assert metrics.registry.get_sample_value("telemetry_gateway_alert_command_failures_total", {"rule": rule}) == 1
+
+
+BACKGROUNDS_A_CHILD = """import subprocess
+child = subprocess.Popen(["sleep", "30"])
+open({pid_file!r}, "w").write(str(child.pid))"""
+
+
+def test_a_child_the_command_left_running_is_killed_when_it_exits(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    rules = parse_alert_rules([{**FROST, "command": script(tmp_path, BACKGROUNDS_A_CHILD.format(
+        pid_file=str(pid_file)))}], "")
+    failures = []
+    commands = AlertCommands(rules, failures.append)
+    commands.submit(transition())
+    wait_for(commands.idle)
+    assert failures == []  # the run itself exited 0
+    wait_for(lambda: gone(pid_file.read_text()))  # its backgrounded sleep went with its group
 
 
 def test_stop_kills_runs_in_flight_with_their_children(tmp_path):
