@@ -6,6 +6,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 import { buildClient, schemaVersion } from './cassandra-session.js';
+import { check as checkSpool } from './spool/salvage.js';
 
 /** The tables schema/ creates; one missing means schema/migrate has not run on the keyspace. */
 export const SCHEMA_TABLES = Object.freeze(['readings', 'source_days', 'latest', 'day_changes', 'schema_migrations']);
@@ -62,6 +63,19 @@ function spoolProblem(spoolPath) {
   }
 }
 
+/** Writes the spool file's integrity (SQLite's quick check, read-only: nothing is changed); the problem, if any. */
+function spoolIntegrity(spoolPath, stdout) {
+  if (!existsSync(spoolPath)) {
+    stdout.write(`spool    ${spoolPath}: none yet (created at the first start)\n`);
+    return null;
+  }
+  const integrity = checkSpool(spoolPath);
+  stdout.write(`spool    ${spoolPath}: ${integrity.ok ? firstChars(integrity.detail, 300) : 'DAMAGED'}\n`);
+  if (integrity.ok) return null;
+  return `spool ${spoolPath} is damaged (${firstChars(integrity.detail, 300)}): the next start moves it aside and `
+    + 'rebuilds the spool from what can still be read';
+}
+
 async function cassandraProblem(config, client, stdout) {
   const { keyspace } = config.cassandra;
   try {
@@ -95,6 +109,8 @@ export async function runCheck(config, { stdout = process.stdout, stderr = proce
   const problems = [];
   const spool = spoolProblem(config.spool.path);
   if (spool) problems.push(spool);
+  const damaged = spoolIntegrity(config.spool.path, stdout);
+  if (damaged) problems.push(damaged);
   for (const port of config.serial.ports) {
     const csv = port.format === 'csv' ? ` csv as ${port.source}: ${port.columns.join(',')}` : '';
     const present = existsSync(port.path);

@@ -22,6 +22,7 @@ import { startMetricsServer } from './metrics-server.js';
 import { lineDecoder } from './room-csv.js';
 import { Sender } from './sender.js';
 import { Spool } from './spool/index.js';
+import { reportDamage } from './spool-damage.js';
 import { StatusPage } from './status-page.js';
 import { SystemdNotifier } from './systemd-notify.js';
 import { IMPLEMENTATION, VERSION } from './version.js';
@@ -168,6 +169,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   event('info', 'gateway_started', { inputs: inputs.length, spool: config.spool.path, spooled_frames: spool.depth,
     fsync: config.spool.fsync, metrics: config.metrics.listen || 'off' });
   if (spool.uncleanStop) reportUncleanStop(spool, config.spool.fsync, ingest.storedSeqs);
+  reportDamage(spool.recovered, metrics);
   notifier.notify('READY=1');
 
   let lastWatchdog = 0;

@@ -65,6 +65,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     probe = spool_dir if spool_dir.exists() else spool_dir.parent
     if not os.access(probe, os.W_OK):
         problems.append(f"spool folder {spool_dir} is not writable by this user")
+    spool_problem = spool_integrity(Path(config.spool.path))
+    if spool_problem:
+        problems.append(spool_problem)
     for port in config.serial.ports:
         csv = f" csv as {port.source}: {','.join(port.columns)}" if port.format == "csv" else ""
         print(f"serial   {port.path} @ {port.baud}{csv}: {'present' if os.path.exists(port.path) else 'MISSING'}")
@@ -97,6 +100,21 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"problem: {problem}", file=sys.stderr)
     print("check: OK" if not problems else f"check: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+def spool_integrity(path: Path) -> str | None:
+    """Prints the spool file's integrity (SQLite's quick check, read-only: nothing is changed); the problem, if any."""
+    from .spool.salvage import check
+
+    if not path.exists():
+        print(f"spool    {path}: none yet (created at the first start)")
+        return None
+    integrity = check(path)
+    print(f"spool    {path}: {integrity.detail if integrity.ok else 'DAMAGED'}")
+    if integrity.ok:
+        return None
+    return (f"spool {path} is damaged ({integrity.detail[:300]}): the next start moves it aside and rebuilds the "
+            "spool from what can still be read")
 
 
 def connection_hint(error: str, config: Config) -> str:

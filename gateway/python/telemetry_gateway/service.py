@@ -26,6 +26,7 @@ from .metrics import Metrics
 from .room_csv import line_decoder
 from .sender import Sender
 from .spool import Spool
+from .spool_damage import report_damage
 from .status_document import GatewayFacts
 from .status_page import StatusPage
 from .status_server import start_status_server
@@ -162,6 +163,7 @@ class Gateway:
             event(logging.WARNING, "unclean_stop_detected", spool=self.spool.path, fsync=self.config.spool.fsync,
                   sources=len(self.spool.last_seqs(self.config.decode.max_sources)),
                   action=UNCLEAN_STOP_ACTIONS[self.config.spool.fsync])
+        report_damage(self.spool.recovered, self.metrics)
         notifier.notify("READY=1")
         last_watchdog = last_size = 0.0
         status = 0

@@ -2,6 +2,7 @@
 // acknowledged it (gateway/contract/spool.md; schema gateway/contract/spool.sql). This is the one class the rest of
 // the gateway uses; the parts:
 // - schema.js: the contract's spool.sql, opening a file and upgrading an older format;
+// - salvage.js, recovery.js: a damaged file found at open, what is still readable in it, its replacement;
 // - store.js: the connections, the group commit, the rows read back for the sender;
 // - room.js: the cap, the reserve for a full disk, the WAL's checkpoints;
 // - policies.js: the durability policies (batch, interval, deferred) behind one interface, with held-frames.js,
@@ -11,7 +12,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 import { POLICIES } from './policies.js';
+import { recoverIfDamaged } from './recovery.js';
 import { DRAIN_RESERVE_BYTES, Reserve, Room } from './room.js';
+import { isDamage } from './salvage.js';
 import { Store, SpoolFull, isDiskError, stampEntries } from './store.js';
 
 export { BUSY_TIMEOUT_MS, FORMAT_VERSION, SpoolFormatError, WAL_KEEP_BYTES } from './schema.js';
@@ -29,12 +32,19 @@ export class Spool {
     mkdirSync(dirname(this.path), { recursive: true });
     /** SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash. */
     this.uncleanStop = existsSync(`${this.path}-wal`);
+    /** A damaged file is replaced by a new spool with what could be read from it (spool.md, "A damaged spool"):
+     * what was found and done (recovery.js), or null. */
+    this.recovered = recoverIfDamaged(this.path);
     const Policy = POLICIES[fsync];
     try {
       this._store = new Store(this.path, Policy.synchronous);
     } catch (error) {
-      // Opening (the WAL index, a first write) needed room: the reserve's first part, or its last.
-      if (!isDiskError(error) || !(reserve.release(DRAIN_RESERVE_BYTES) || reserve.release(0))) throw error;
+      if (isDamage(error) && this.recovered === null) { // damage the quick check did not see
+        this.recovered = recoverIfDamaged(this.path, { damage: error.message });
+      } else if (!isDiskError(error) || !(reserve.release(DRAIN_RESERVE_BYTES) || reserve.release(0))) {
+        // Opening (the WAL index, a first write) needed room: the reserve's first part, or its last.
+        throw error;
+      }
       this._store = new Store(this.path, Policy.synchronous);
     }
     this._room = new Room(this._store, reserve, maxBytes, clock);

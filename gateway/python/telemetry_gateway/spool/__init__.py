@@ -3,6 +3,7 @@ acknowledged it (gateway/contract/spool.md; schema gateway/contract/spool.sql). 
 the gateway uses; the parts:
 
 - schema.py: the contract's spool.sql, opening a file and upgrading an older format;
+- salvage.py, recovery.py: a damaged file found at open, what is still readable in it, its replacement;
 - store.py: the connections, the group commit, the rows read back for the sender;
 - room.py: the cap, the reserve for a full disk, the WAL's checkpoints;
 - policies.py: the durability policies (batch, interval, deferred) behind one interface, with held_frames.py,
@@ -16,13 +17,15 @@ import time
 from pathlib import Path
 
 from .policies import POLICIES
+from .recovery import Recovered, recover_if_damaged
+from .salvage import is_damage
 from .room import DRAIN_RESERVE_BYTES, RESERVE_BYTES, Reserve, Room
 from .safe_seqs import Seqs
 from .schema import FORMAT_VERSION, SpoolFormatError
 from .store import NewFrame, SpooledFrame, SpoolFull, Store, no_room
 
-__all__ = ["DRAIN_RESERVE_BYTES", "FORMAT_VERSION", "RESERVE_BYTES", "NewFrame", "Spool", "SpoolFormatError",
-           "SpoolFull", "SpooledFrame"]
+__all__ = ["DRAIN_RESERVE_BYTES", "FORMAT_VERSION", "RESERVE_BYTES", "NewFrame", "Recovered", "Spool",
+           "SpoolFormatError", "SpoolFull", "SpooledFrame"]
 
 
 class Spool:
@@ -34,11 +37,16 @@ class Spool:
         reserve = Reserve(self.reserve_path)
         # SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash.
         self.unclean_stop = self.path.with_name(self.path.name + "-wal").exists()
+        # A damaged file is replaced by a new spool with what could be read from it (spool.md, "A damaged spool").
+        self.recovered: Recovered | None = recover_if_damaged(self.path)
         policy = POLICIES[fsync]
         try:
             self._store = Store(self.path, policy.synchronous)
-        except sqlite3.OperationalError as error:
-            if not no_room(str(error)) or not (reserve.release(keep=DRAIN_RESERVE_BYTES) or reserve.release(keep=0)):
+        except sqlite3.DatabaseError as error:
+            if is_damage(error) and self.recovered is None:  # damage the quick check did not see
+                self.recovered = recover_if_damaged(self.path, damage=str(error))
+            elif not isinstance(error, sqlite3.OperationalError) or not no_room(str(error)) or not (
+                    reserve.release(keep=DRAIN_RESERVE_BYTES) or reserve.release(keep=0)):
                 raise
             self._store = Store(self.path, policy.synchronous)  # opening (the WAL index, a first write) needed room
         self._room = Room(self._store, reserve, max_bytes)

@@ -98,3 +98,6 @@ def _create_tables(db: sqlite3.Connection) -> None:
     """Runs gateway/contract/spool.sql (tables if not there, format version) in the caller's transaction."""
     for statement in STATEMENTS:
         db.execute(statement)
+
+
+create_tables = _create_tables  # for a spool rebuilt from a damaged one (recovery.py)
