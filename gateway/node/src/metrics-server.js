@@ -1,12 +1,27 @@
 // The [metrics] listen endpoint: Prometheus' text exposition of one registry at /metrics, and the status page at /
-// and /status.json (gateway/contract/status.md), over plain HTTP (an empty HOST: every IPv4 interface, 0.0.0.0).
+// and /status.json, over plain HTTP (an empty HOST: every IPv4 interface, 0.0.0.0), with the limits and rules of
+// gateway/contract/status.md, "The listener": Node's parser frames and checks each head, http-rules.js decides.
 
 import http from 'node:http';
 
+import { CLOSING, decide, listener, pageCsp } from './http-rules.js';
 import { event } from './logs.js';
 import { PAGE } from './status-page.js';
 
-const PATHS = new Set(['/metrics', '/', '/status.json']);
+const LIMITS = {
+  maxHeaderSize: 8192, // request line and header fields
+  headersTimeout: 5000, // from the connection opening or the previous answer
+  requestTimeout: 10000, // must not be below headersTimeout; no body is read anyway
+  keepAliveTimeout: 5000,
+  connectionsCheckingInterval: 500, // how often the head timeout is checked (default 30 s)
+};
+const MAX_CONNECTIONS = 64;
+const PAGE_CSP = pageCsp(PAGE);
+const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json or /metrics', 405: 'only GET and HEAD',
+  408: 'the request head took over 5 s', 413: 'no request body is read here',
+  421: 'this Host name is not served here (status.md: [metrics] host_names)',
+  431: 'the request head is over 8192 bytes' };
+const REASONS = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /**
  * Splits "HOST:PORT" at its last colon (so "::1:9108" is host ::1); an empty host
@@ -18,49 +33,110 @@ export function parseListen(listen) {
   return { host: listen.slice(0, colon) || '0.0.0.0', port: Number(listen.slice(colon + 1)) };
 }
 
-/** Answers / (the contract's status.html) and /status.json from statusPage. */
-function serveStatus(path, response, statusPage) {
-  const headers = { 'Cache-Control': 'no-store' };
-  if (path === '/') {
-    response.writeHead(200, { ...headers, 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE);
+/** The request as http-rules.js reads it. */
+function parsed(request) {
+  const { headers } = request;
+  return { method: request.method, target: request.url, version: request.httpVersion,
+    hosts: request.headersDistinct.host ?? [], contentLength: headers['content-length'] ?? null,
+    transferEncoding: headers['transfer-encoding'] ?? null };
+}
+
+function refuse(response, status, head, close) {
+  const body = head ? '' : `${TEXTS[status]}\n`;
+  response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body),
+    ...(status === 405 ? { Allow: 'GET, HEAD' } : {}), ...(close ? { Connection: 'close' } : {}) });
+  response.end(body);
+}
+
+/** Answers a parsed request on response: the decision, then the path's content. Never throws. */
+function answer(request, response, where, registry, statusPage) {
+  const { status, serve } = decide(parsed(request), where);
+  const head = request.method === 'HEAD';
+  const close = CLOSING.has(status) || request.httpVersion !== '1.1';
+  response.setHeader('X-Content-Type-Options', 'nosniff');
+  if (close) response.setHeader('Connection', 'close');
+  if (status !== 200 || (serve !== '/metrics' && statusPage === null)) {
+    refuse(response, status === 200 ? 404 : status, head, close);
     return;
   }
-  statusPage.document().then(
-    (doc) => response.writeHead(200, { ...headers, 'Content-Type': 'application/json' }).end(JSON.stringify(doc)),
-    (error) => response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
-      .end(`status failed: ${error.message}\n`),
-  );
+  const failed = (error) => { // a bug or the spool closing: the client sees it, nothing is thrown on
+    try {
+      response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${serve} failed: ${error.message}\n`);
+    } catch {
+      response.destroy();
+    }
+  };
+  const send = (type, body, extra = {}) => {
+    response.writeHead(200, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra });
+    response.end(head ? '' : body);
+  };
+  if (serve === '/metrics') {
+    registry.metrics().then((text) => send(registry.contentType, text)).catch(failed);
+  } else if (serve === '/') {
+    send('text/html; charset=utf-8', PAGE, { 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
+  } else {
+    statusPage.document().then((doc) => send('application/json', JSON.stringify(doc), { 'Cache-Control': 'no-store' }))
+      .catch(failed);
+  }
+}
+
+/** A refusal written straight to a socket whose bytes the parser refused (or that timed out). */
+function refuseRaw(socket, status) {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = `${TEXTS[status]}\n`;
+  socket.end(`HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: text/plain; charset=utf-8\r\n`
+    + `X-Content-Type-Options: nosniff\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** The parser's verdicts (status.md, rules 1 and the limits): the head too long, too slow, or not HTTP/1.x. */
+function clientError(error, socket) {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
+    socket.destroy();
+  } else {
+    refuseRaw(socket, { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }[error.code] ?? 400);
+  }
 }
 
 /**
  * Serves GET (and HEAD) /metrics from registry, and / and /status.json from statusPage (when given), on listen
- * ("HOST:PORT"; port 0: any free port); 404 on any other path, 405 on other methods. Resolves once listening, with
- * the port bound and close(); rejects with "cannot serve metrics on HOST:PORT: <reason>" (the cause and its code
- * attached) if it cannot listen.
+ * ("HOST:PORT"; port 0: any free port), per status.md's rules (Host names: the listen HOST's and hostNames).
+ * Resolves once listening, with the port bound and close(); rejects with "cannot serve metrics on HOST:PORT:
+ * <reason>" (the cause and its code attached) if it cannot listen.
  * @param {string} listen
  * @param {import('prom-client').Registry} registry
  * @param {import('./status-page.js').StatusPage|null} [statusPage]
+ * @param {string[]} [hostNames] [metrics] host_names
  * @returns {Promise<{port: number, close(): Promise<void>}>}
  */
-export function startMetricsServer(listen, registry, statusPage = null) {
+export function startMetricsServer(listen, registry, statusPage = null, hostNames = []) {
   const { host, port } = parseListen(listen);
-  const server = http.createServer((request, response) => {
-    const path = new URL(request.url, 'http://metrics').pathname;
-    if (!PATHS.has(path) || (path !== '/metrics' && statusPage === null)) {
-      response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' })
-        .end('not found; try /, /status.json or /metrics\n');
-    } else if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { Allow: 'GET, HEAD' }).end();
-    } else if (path !== '/metrics') {
-      serveStatus(path, response, statusPage);
-    } else {
-      registry.metrics().then(
-        (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-        (error) => response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
-          .end(`collecting metrics failed: ${error.message}\n`),
-      );
+  const where = listener(listen, hostNames);
+  const handle = (request, response) => {
+    try {
+      answer(request, response, where, registry, statusPage);
+    } catch (error) { // a bug: this request fails, the listener and the gateway run on
+      event('warning', 'status_request_failed', { error: error.message });
+      response.destroy();
     }
-  });
+  };
+  const server = http.createServer(LIMITS, handle);
+  server.maxConnections = MAX_CONNECTIONS;
+  server.on('clientError', clientError);
+  // CONNECT and Upgrade requests are decided like any other and never change protocol: each gets a response of its
+  // own on its socket, which then closes.
+  const detached = (request, socket) => {
+    const response = new http.ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket);
+    response.on('finish', () => socket.destroySoon());
+    socket.on('error', () => socket.destroy());
+    handle(request, response);
+  };
+  server.on('connect', detached);
+  server.on('upgrade', detached);
   return new Promise((resolve, reject) => {
     const failed = (error) => {
       reject(Object.assign(new Error(`cannot serve metrics on ${listen}: ${error.message}`),

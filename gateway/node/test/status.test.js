@@ -4,9 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { describe, it } from 'node:test';
 
 import { main } from '../src/cli.js';
+import { pageCsp } from '../src/http-rules.js';
 import { createMetrics } from '../src/metrics.js';
 import { startMetricsServer } from '../src/metrics-server.js';
 import { statusDocument } from '../src/status-document.js';
@@ -74,7 +76,19 @@ describe('the status document', () => {
 
 async function get(port, path, method = 'GET') {
   const response = await fetch(`http://127.0.0.1:${port}${path}`, { method });
-  return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
+  return { status: response.status, type: response.headers.get('content-type'), body: await response.text(),
+    headers: response.headers };
+}
+
+/** The status code of the answer to a request head sent as is. */
+function raw(port, head) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(head));
+    let text = '';
+    socket.on('data', (data) => { text += data; });
+    socket.on('end', () => resolve(Number(text.split(' ')[1])));
+    socket.on('error', reject);
+  });
 }
 
 describe('the status routes', () => {
@@ -86,11 +100,13 @@ describe('the status routes', () => {
     const spool = { depth: 3, heldFrames: 0, oldestReceivedMs: () => { throw new Error('closed'); } };
     const page = new StatusPage(FACTS, { tally, spool, lastError: () => null, metrics,
       alertStates: () => ({ A: [{ rule: 'r', state: 'pending', since: null }] }) });
-    const server = await startMetricsServer('127.0.0.1:0', metrics.registry, page);
+    const server = await startMetricsServer('127.0.0.1:0', metrics.registry, page, ['pi.lan']);
     try {
       const html = await get(server.port, '/');
       assert.deepEqual([html.status, html.type, html.body], [200, 'text/html; charset=utf-8', PAGE.toString()]);
       assert.equal(PAGE.toString(), readFileSync(new URL('../../contract/status.html', import.meta.url), 'utf8'));
+      assert.deepEqual([html.headers.get('content-security-policy'), html.headers.get('x-content-type-options')],
+        [pageCsp(PAGE), 'nosniff']);
       const json = await get(server.port, '/status.json');
       assert.deepEqual([json.status, json.type], [200, 'application/json']);
       const doc = JSON.parse(json.body);
@@ -104,9 +120,14 @@ describe('the status routes', () => {
         assert.equal((await get(server.port, path)).status, 404);
       }
       assert.equal((await get(server.port, '/', 'POST')).status, 405);
+      const close = 'Connection: close\r\n\r\n';
+      assert.equal(await raw(server.port, `GET // HTTP/1.1\r\nHost: 127.0.0.1\r\n${close}`), 404);
+      assert.equal(await raw(server.port, `GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\n${close}`), 404);
+      assert.equal(await raw(server.port, `GET / HTTP/1.1\r\nHost: attacker.example\r\n${close}`), 421);
+      assert.equal(await raw(server.port, `GET / HTTP/1.1\r\nHost: pi.lan:80\r\n${close}`), 200);
       page.alertStates = () => { throw new Error('no states'); };
       const failed = await get(server.port, '/status.json');
-      assert.deepEqual([failed.status, failed.body], [500, 'status failed: no states\n']);
+      assert.deepEqual([failed.status, failed.body], [500, '/status.json failed: no states\n']);
     } finally {
       await server.close();
     }

@@ -30,9 +30,11 @@ TEXTS = {404: "not found; try /, /status.json or /metrics", 405: "only GET and H
          431: "the request head is over 8192 bytes", 413: "no request body is read here",
          408: "the request head took over 5 s", 400: "bad request"}
 PAGE_CSP = page_csp(PAGE)
-# What h11 lets through but RFC 9112 lets a server refuse (status.md, rule 1): bare LF line ends, folded lines, and
-# a Content-Length given more than once.
-_BARE_LF = re.compile(rb"(?<!\r)\n")
+# What h11 lets through but RFC 9112 lets a server refuse (status.md, rule 1): bare LF line ends, a CR or another
+# control character that ends no line, folded lines, and a Content-Length given more than once.
+_BAD_BYTE = re.compile(rb"(?<!\r)\n|\r(?!\n|$)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Bytes that cannot start a request line (a method is a token): refused before the head ends, e.g. a TLS hello.
+_NOT_A_START = re.compile(rb"(?![!#$%&'*+.^_`|~0-9A-Za-z-]*(?: |$))")
 _FOLDED = re.compile(rb"\r\n[ \t]")
 _LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:", re.IGNORECASE)
 
@@ -62,7 +64,7 @@ def answer(status: int, headers: list[tuple[str, str]] = (), body: bytes | None 
 def parse_head(head: bytes) -> tuple[Request, bool, str]:
     """A head (ending in CRLF CRLF) as a Request, whether the connection closes after it (asked, or HTTP/1.0) and
     its Accept field; Refused(400) when it breaks the grammar."""
-    if _BARE_LF.search(head) or _FOLDED.search(head) or len(_LENGTH.findall(head)) > 1:
+    if _BAD_BYTE.search(head) or _FOLDED.search(head) or len(_LENGTH.findall(head)) > 1:
         raise Refused(400)
     connection = h11.Connection(h11.SERVER)
     connection.receive_data(head)
@@ -80,7 +82,9 @@ def parse_head(head: bytes) -> tuple[Request, bool, str]:
                      request.http_version.decode("latin-1"), tuple(v for n, v in fields if n == "host"),
                      first.get("content-length"), first.get("transfer-encoding"))
     tokens = {token.strip().lower() for n, v in fields if n == "connection" for token in v.split(",")}
-    return parsed, "close" in tokens or parsed.version != "1.1", first.get("accept", "")
+    # a CONNECT or an upgrade never changes protocol here; the connection closes after its answer
+    close = "close" in tokens or parsed.version != "1.1" or parsed.method == "CONNECT" or "upgrade" in first
+    return parsed, close, first.get("accept", "")
 
 
 class StatusServer:
@@ -167,6 +171,8 @@ class StatusServer:
                 return pending[:end + 4], pending[end + 4:]
             if end >= 0 or len(pending) > MAX_HEAD:
                 raise Refused(431)
+            if _BAD_BYTE.search(pending) or _NOT_A_START.match(pending[:64]):
+                raise Refused(400)
             left = deadline - time.monotonic()
             if left <= 0:
                 if pending:
