@@ -14,6 +14,13 @@ import { check, salvage } from './salvage.js';
 import { SCHEMA_SQL } from './schema.js';
 
 const INSERT_ROWS = 128; // frames per INSERT statement (640 variables)
+// The per-source tables taken over, by the columns read (salvage.js); named, so that a later format's added column
+// keeps its default.
+const SMALL_TABLES = {
+  receipt_stamps: ['source', 'last_ts_ms'],
+  source_seqs: ['source', 'seq', 'ts_ms'],
+  source_counters: ['source', 'counter'],
+};
 const NONE = { rows: [], invalid: 0, skippedRanges: 0, skippedIds: -1 };
 
 /** <path>.damaged-<UTC time stamp>, e.g. spool.db.damaged-20261127T203000Z. */
@@ -70,10 +77,9 @@ function build(path, found) {
       db.prepare(`INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES ${
         chunk.map(() => '(?, ?, ?, ?, ?)').join(',')}`).run(chunk.flatMap((row) => row.slice(1)));
     }
-    for (const [table, sql] of [['receipt_stamps', 'INSERT OR REPLACE INTO receipt_stamps VALUES (?, ?)'],
-      ['source_seqs', 'INSERT OR REPLACE INTO source_seqs VALUES (?, ?, ?)'],
-      ['source_counters', 'INSERT OR REPLACE INTO source_counters VALUES (?, ?)']]) {
-      const insert = db.prepare(sql);
+    for (const [table, columns] of Object.entries(SMALL_TABLES)) {
+      const insert = db.prepare(`INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${
+        columns.map(() => '?').join(', ')})`);
       for (const row of found.tables[table]?.rows ?? []) insert.run(row);
     }
     db.exec('COMMIT');

@@ -51,7 +51,8 @@ export function check(path) {
   } catch (error) {
     if (!(error instanceof Database.SqliteError)) throw error;
     // Busy, no room for the WAL index, no permission: the open that follows reports those, not as damage.
-    return isDamage(error) ? { ok: false, detail: error.message } : { ok: true, detail: `not checked: ${error.message}` };
+    if (isDamage(error)) return { ok: false, detail: error.message };
+    return { ok: true, detail: `not checked: ${error.message}` };
   } finally {
     db?.close();
   }

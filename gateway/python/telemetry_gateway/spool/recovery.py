@@ -18,6 +18,10 @@ from .salvage import Integrity, Salvage, TableSalvage, check, salvage
 from .schema import connect, create_tables
 
 _INSERT_ROWS = 128  # frames per INSERT statement (640 variables)
+# The per-source tables taken over, by the columns read (salvage.py); named, so that a later format's added column
+# keeps its default.
+_SMALL_TABLES = {"receipt_stamps": ("source", "last_ts_ms"), "source_seqs": ("source", "seq", "ts_ms"),
+                 "source_counters": ("source", "counter")}
 
 
 class Recovered(NamedTuple):
@@ -81,11 +85,10 @@ def _build(path: Path, found: Salvage) -> None:
             chunk = frames[start:start + _INSERT_ROWS]
             db.execute("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES "
                        + ",".join(["(?, ?, ?, ?, ?)"] * len(chunk)), list(chain.from_iterable(chunk)))
-        for table, sql in (("receipt_stamps", "INSERT OR REPLACE INTO receipt_stamps VALUES (?, ?)"),
-                           ("source_seqs", "INSERT OR REPLACE INTO source_seqs VALUES (?, ?, ?)"),
-                           ("source_counters", "INSERT OR REPLACE INTO source_counters VALUES (?, ?)")):
+        for table, columns in _SMALL_TABLES.items():
             if table in found.tables:
-                db.executemany(sql, found.tables[table].rows)
+                db.executemany(f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES "
+                               f"({', '.join('?' * len(columns))})", found.tables[table].rows)
         db.execute("COMMIT")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except BaseException:
