@@ -64,6 +64,15 @@ export function check(key, declared, value, origin) {
   if (declared.items_not_empty && !value.every((item) => item)) {
     throw new ConfigError(key, 'syntax', 'an item is empty', origin);
   }
+  if (has(declared, 'item_pattern')) {
+    const pattern = new RegExp(`^(?:${declared.item_pattern})$`);
+    value.forEach((item, index) => {
+      if (!pattern.test(item)) {
+        throw new ConfigError(`${key}[${index}]`, 'syntax', `${quote(item)} does not match ${declared.item_pattern}`,
+          origin);
+      }
+    });
+  }
   if (has(declared, 'pattern') && !new RegExp(`^(?:${declared.pattern})$`).test(value)) {
     throw new ConfigError(key, 'syntax', `${quote(value)} does not match ${declared.pattern}`, origin);
   }

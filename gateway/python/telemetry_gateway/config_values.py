@@ -59,6 +59,10 @@ def check_value(key: str, declared: Mapping[str, Any], value: Any, origin: str) 
         raise ConfigError(key, "required", "must not be empty", origin)
     if declared.get("items_not_empty") and not all(value):
         raise ConfigError(key, "syntax", "an item is empty", origin)
+    for index, item in enumerate(value if "item_pattern" in declared else ()):
+        if not re.fullmatch(declared["item_pattern"], item):
+            raise ConfigError(f"{key}[{index}]", "syntax", f"{quote(item)} does not match {declared['item_pattern']}",
+                              origin)
     if "pattern" in declared and not re.fullmatch(declared["pattern"], value):
         raise ConfigError(key, "syntax", f"{quote(value)} does not match {declared['pattern']}", origin)
     if declared.get("form") == "host_port" and value:
