@@ -157,7 +157,8 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   { tally, spool, lastError: () => sender.lastError, metrics, alertStates: () => alerting.alertStates() });
   let server = null;
   if (config.metrics.listen) {
-    server = await startMetricsServer(config.metrics.listen, metrics.registry, statusPage);
+    server = await startMetricsServer(config.metrics.listen, metrics.registry, statusPage,
+      config.metrics.host_names);
   }
   const notifier = new SystemdNotifier();
   sender.start();

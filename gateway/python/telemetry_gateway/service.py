@@ -141,7 +141,8 @@ class Gateway:
         notifier = SystemdNotifier()
         server = None
         if self.config.metrics.listen:
-            server = start_status_server(self.config.metrics.listen, self.metrics.registry, self.status_page)
+            server = start_status_server(self.config.metrics.listen, self.metrics.registry, self.status_page,
+                                         self.config.metrics.host_names)
         signal.signal(signal.SIGTERM, self.request_stop)
         signal.signal(signal.SIGINT, self.request_stop)
         signal.signal(signal.SIGHUP, self.request_stop)  # a closed terminal: the same orderly stop
