@@ -142,56 +142,71 @@ function lastFrameId(db) {
 
 function readTable(db, table, columns, lastId) {
   const valid = VALIDATORS[table];
-  const read = db.prepare(`SELECT rowid, ${columns} FROM ${table} WHERE rowid > ? ORDER BY rowid`).raw()
+  const stream = db.prepare(`SELECT rowid, ${columns} FROM ${table} WHERE rowid >= ? ORDER BY rowid`).raw()
+    .safeIntegers();
+  const single = db.prepare(`SELECT rowid, ${columns} FROM ${table} WHERE rowid >= ? ORDER BY rowid LIMIT 1`).raw()
     .safeIntegers();
   const rows = [];
   let invalid = 0;
   let skippedRanges = 0;
   let skipped = 0n;
-  let after = 0n; // the last rowid read; every table's rowids start at 1
-  for (;;) {
+  let nextId = 1n; // the next rowid to read; every table's rowids start at 1
+  const keep = (row) => {
+    nextId = row[0] + 1n;
+    const checked = valid(row.slice(1));
+    if (checked) rows.push(checked);
+    else invalid += 1;
+  };
+  const result = () => ({ rows, invalid, skippedRanges, skippedIds: Number(skipped) });
+  while (nextId <= MAX_ROWID) {
     try {
-      for (const row of read.iterate(after)) {
-        after = row[0];
-        const checked = valid(row.slice(1));
-        if (checked) rows.push(checked);
-        else invalid += 1;
-      }
-      return { rows, invalid, skippedRanges, skippedIds: Number(skipped) };
+      for (const row of stream.iterate(nextId)) keep(row);
+      break;
     } catch (error) {
       if (!isDamage(error)) throw error;
     }
-    const resume = nextReadable(db, table, after);
+    // A statement may step ahead of the row it returns: the row at nextId may still be readable on its own.
+    const row = seek(single, nextId);
+    if (row === null) break;
+    if (row !== false) {
+      keep(row);
+      continue;
+    }
+    const resume = nextReadable(db, table, nextId);
     skippedRanges += 1;
     if (resume === null) { // nothing readable after the damage: the end of the table is lost
-      const tail = lastId === null || skipped < 0n ? -1n : skipped + (lastId > after ? lastId - after : 0n);
-      return { rows, invalid, skippedRanges, skippedIds: Number(tail) };
+      skipped = lastId === null ? -1n : skipped + (lastId >= nextId ? lastId - nextId + 1n : 0n);
+      break;
     }
-    if (skipped >= 0n) skipped += resume - after - 1n;
-    after = resume - 1n;
+    skipped += resume - nextId;
+    nextId = resume;
+  }
+  return result();
+}
+
+/** The first row at or above rowid (statement: … WHERE rowid >= ? … LIMIT 1); null at the end; false when the seek
+ * fails on damage. */
+function seek(statement, rowid) {
+  try {
+    return statement.get(rowid) ?? null;
+  } catch (error) {
+    if (!isDamage(error)) throw error;
+    return false;
   }
 }
 
-/** The first rowid above after that a seek reaches without an error, or null. Seeks into a damaged page fail,
- * seeks beyond it do: probe in growing steps, then narrow down to the first seek that works. */
-function nextReadable(db, table, after) {
+/** The first rowid above failed (whose seek failed) that a seek reaches without an error, or null. Seeks into a
+ * damaged page fail, seeks beyond it work: probe in growing steps, then narrow down to the first seek that works. */
+function nextReadable(db, table, failed) {
   const find = db.prepare(`SELECT rowid FROM ${table} WHERE rowid >= ? ORDER BY rowid LIMIT 1`).pluck()
     .safeIntegers();
-  const seek = (rowid) => { // the rowid found, null at the end, false on an error
-    try {
-      return find.get(rowid) ?? null;
-    } catch (error) {
-      if (!isDamage(error)) throw error;
-      return false;
-    }
-  };
-  let bad = after + 1n;
+  let bad = failed;
   let step = 1n;
   let probe;
   let found;
   for (;;) {
-    probe = after + 1n + step < MAX_ROWID ? after + 1n + step : MAX_ROWID;
-    found = seek(probe);
+    probe = failed + step < MAX_ROWID ? failed + step : MAX_ROWID;
+    found = seek(find, probe);
     if (found !== false) break;
     bad = probe;
     if (probe === MAX_ROWID) return null;
@@ -200,7 +215,7 @@ function nextReadable(db, table, after) {
   let good = probe;
   while (good - bad > 1n) { // bad: a seek failed; good: it worked
     const middle = (bad + good) / 2n;
-    const result = seek(middle);
+    const result = seek(find, middle);
     if (result === false) bad = middle;
     else [good, found] = [middle, result];
   }

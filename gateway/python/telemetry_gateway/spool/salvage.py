@@ -163,53 +163,64 @@ def _sequence(db: sqlite3.Connection) -> int | None:
 
 def _read_table(db: sqlite3.Connection, table: str, columns: str, last_id: int | None) -> TableSalvage:
     valid = _VALIDATORS[table]
-    rows, invalid, ranges, skipped = [], 0, 0, 0
-    after = 0  # the last rowid read; every table's rowids start at 1
-    sql = f"SELECT rowid, {columns} FROM {table} WHERE rowid > ? ORDER BY rowid"
-    while True:
+    rows: list[tuple] = []
+    invalid = ranges = skipped = 0
+    stream = f"SELECT rowid, {columns} FROM {table} WHERE rowid >= ? ORDER BY rowid"
+    next_id = 1  # the next rowid to read; every table's rowids start at 1
+
+    def keep(row: tuple) -> None:
+        nonlocal next_id, invalid
+        next_id = row[0] + 1
+        checked = valid(row[1:])
+        if checked:
+            rows.append(checked)
+        else:
+            invalid += 1
+
+    while next_id <= _MAX_ROWID:
         try:
-            for row in db.execute(sql, (after,)):
-                after = row[0]
-                checked = valid(row[1:])
-                if checked:
-                    rows.append(checked)
-                else:
-                    invalid += 1
-            return TableSalvage(rows, invalid, ranges, skipped)
+            for row in db.execute(stream, (next_id,)):
+                keep(row)
+            break
         except sqlite3.DatabaseError as error:
             if not is_damage(error):
                 raise
-        resume = _next_readable(db, table, after)
+        # A statement steps ahead of the row it returns: the row at next_id may still be readable on its own.
+        row = _seek(db, stream + " LIMIT 1", next_id)
+        if row is None:
+            break
+        if row is not False:
+            keep(row)
+            continue
+        resume = _next_readable(db, table, next_id)
         ranges += 1
         if resume is None:  # nothing readable after the damage: the end of the table is lost
-            if last_id is None or skipped < 0:
-                skipped = -1
-            else:
-                skipped += max(0, last_id - after)
-            return TableSalvage(rows, invalid, ranges, skipped)
-        if skipped >= 0:
-            skipped += resume - after - 1
-        after = resume - 1
+            skipped = -1 if last_id is None else skipped + max(0, last_id - next_id + 1)
+            break
+        skipped += resume - next_id
+        next_id = resume
+    return TableSalvage(rows, invalid, ranges, skipped)
 
 
-def _next_readable(db: sqlite3.Connection, table: str, after: int) -> int | None:
-    """The first rowid above after that a seek reaches without an error, or None. Seeks into a damaged page fail,
-    seeks beyond it do: probe in growing steps, then narrow down to the first seek that works."""
+def _seek(db: sqlite3.Connection, sql: str, rowid: int) -> tuple | None | bool:
+    """The first row at or above rowid (sql: ... WHERE rowid >= ? ... LIMIT 1); None at the end; False when the
+    seek fails on damage."""
+    try:
+        return db.execute(sql, (rowid,)).fetchone()
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            raise
+        return False
+
+
+def _next_readable(db: sqlite3.Connection, table: str, failed: int) -> int | None:
+    """The first rowid above failed (whose seek failed) that a seek reaches without an error, or None. Seeks into a
+    damaged page fail, seeks beyond it work: probe in growing steps, then narrow down to the first seek that works."""
     sql = f"SELECT rowid FROM {table} WHERE rowid >= ? ORDER BY rowid LIMIT 1"
-
-    def seek(rowid: int) -> int | None | bool:  # the rowid found, None at the end, False on an error
-        try:
-            row = db.execute(sql, (rowid,)).fetchone()
-        except sqlite3.DatabaseError as error:
-            if not is_damage(error):
-                raise
-            return False
-        return None if row is None else row[0]
-
-    bad, step = after + 1, 1
+    bad, step = failed, 1
     while True:
-        probe = min(after + 1 + step, _MAX_ROWID)
-        found = seek(probe)
+        probe = min(failed + step, _MAX_ROWID)
+        found = _seek(db, sql, probe)
         if found is not False:
             break
         bad = probe
@@ -219,12 +230,12 @@ def _next_readable(db: sqlite3.Connection, table: str, after: int) -> int | None
     good = probe
     while good - bad > 1:  # bad: a seek failed; good: it worked
         middle = (bad + good) // 2
-        result = seek(middle)
+        result = _seek(db, sql, middle)
         if result is False:
             bad = middle
         else:
             good, found = middle, result
-    return found
+    return None if found is None else found[0]
 
 
 def _text(value: object) -> str | None:
