@@ -1,11 +1,12 @@
 # Sourced by deploy/local/cassandra: a node's conf folder from conf/cassandra.yaml.template and the launcher's
-# settings (CASSANDRA_CLUSTER_NAME, _SEEDS, _DC/_RACK, _CLIENT_TLS_DIR, _AUTH). Uses the launcher's NODE_DIR, IP,
-# LOGDIR, AUTH_MARK, HERE and fail.
+# settings (CASSANDRA_CLUSTER_NAME, _SEEDS, _DC/_RACK, _COMMITLOG_DIR, _COMMITLOG_SYNC, _CLIENT_TLS_DIR, _AUTH). Uses
+# the launcher's NODE_DIR, IP, LOGDIR, AUTH_MARK, HERE and fail.
 
 render_config() {
-  local conf=$NODE_DIR/conf
-  mkdir -p "$conf" "$NODE_DIR"/{data,commitlog,saved_caches,hints,cdc_raw} "$LOGDIR"
+  local conf=$NODE_DIR/conf commitlog=${CASSANDRA_COMMITLOG_DIR:-$NODE_DIR/commitlog}
+  mkdir -p "$conf" "$NODE_DIR"/{data,saved_caches,hints,cdc_raw} "$commitlog" "$LOGDIR"
   sed -e "s|@CLUSTER_NAME@|${CASSANDRA_CLUSTER_NAME:-telemetry-local}|" \
+      -e "s|@COMMITLOG_DIR@|$commitlog|" \
       -e "s|@NODE_DIR@|$NODE_DIR|g" \
       -e "s|@NODE_IP@|$IP|g" \
       -e "s|@SEEDS@|${CASSANDRA_SEEDS:-127.0.0.1}|" \
@@ -13,8 +14,21 @@ render_config() {
   printf 'dc=%s\nrack=%s\n' "${CASSANDRA_DC:-datacenter1}" "${CASSANDRA_RACK:-rack1}" \
     >"$conf/cassandra-rackdc.properties"
   cp "$HERE/conf/logback.xml" "$conf/logback.xml"
+  render_commitlog_sync "$conf"
   render_client_tls "$conf"
   render_auth "$conf"
+}
+
+# CASSANDRA_COMMITLOG_SYNC=periodic: Cassandra's own default (ack at once, fsync every 10 s) in place of the
+# template's batch, to measure what batch is for (gateway/contract/guarantees.md); no node of the project runs so.
+render_commitlog_sync() {
+  local conf=$1 sync=${CASSANDRA_COMMITLOG_SYNC:-batch}
+  case $sync in
+    batch) ;;
+    periodic) sed -i -e 's|^commitlog_sync: batch$|commitlog_sync: periodic\ncommitlog_sync_period: 10000ms|' \
+                "$conf/cassandra.yaml" ;;
+    *) fail "CASSANDRA_COMMITLOG_SYNC is batch or periodic, not '$sync'" ;;
+  esac
 }
 
 render_auth() {
