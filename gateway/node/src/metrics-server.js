@@ -14,6 +14,7 @@ const LIMITS = {
   requestTimeout: 10000, // must not be below headersTimeout; no body is read anyway
   keepAliveTimeout: 5000,
   connectionsCheckingInterval: 500, // how often the head timeout is checked (default 30 s)
+  requireHostHeader: false, // http-rules.js refuses a missing Host itself, with the headers every answer has
 };
 const MAX_CONNECTIONS = 64;
 const PAGE_CSP = pageCsp(PAGE);
