@@ -10,13 +10,20 @@ CounterReservation counter_boot(uint32_t stored) {
 CounterAction counter_take(CounterReservation& r, uint32_t& counter) {
   CounterAction action = kCounterUse;
   if (r.next == r.end) {
-    // The stored end must stay below FFFFFFFF, which reads back as an erased (zero) reservation.
-    if (r.end >= kReservationErased - kCounterBlock) return kCounterExhausted;
+    if (r.end >= kReservationLimit - kCounterBlock) return kCounterExhausted;
     r.end += kCounterBlock;
     action = kCounterStoreThenUse;
   }
   counter = r.next++;
   return action;
+}
+
+int8_t reservation_next_byte(uint32_t stored, uint32_t target) {
+  for (int8_t i = 3; i >= 0; --i) {
+    uint8_t shift = static_cast<uint8_t>(8 * i);
+    if (static_cast<uint8_t>(stored >> shift) != static_cast<uint8_t>(target >> shift)) return i;
+  }
+  return -1;
 }
 
 }  // namespace telemetry

@@ -146,15 +146,17 @@ TEST(MessageCounter, FailedStoreReservesAgain) {
   EXPECT_EQ(counter, 513u);
 }
 
-TEST(MessageCounter, StopsBeforeTheStoredEndWouldReadAsErased) {
-  CounterReservation r = counter_boot(0xFFFFFE00UL);
+TEST(MessageCounter, StopsBeforeTheStoredEndReachesTheLimit) {
+  CounterReservation r = counter_boot(0xFEFFFE00UL);
   uint32_t counter;
   ASSERT_EQ(counter_take(r, counter), kCounterStoreThenUse);
-  EXPECT_EQ(r.end, 0xFFFFFF00UL);
+  EXPECT_EQ(r.end, 0xFEFFFF00UL);
   for (uint32_t i = 1; i < kCounterBlock; ++i) counter_take(r, counter);
-  EXPECT_EQ(counter, 0xFFFFFEFFUL);
+  EXPECT_EQ(counter, 0xFEFFFEFFUL);
   EXPECT_EQ(counter_take(r, counter), kCounterExhausted);
   EXPECT_EQ(counter_take(r, counter), kCounterExhausted);
-  CounterReservation odd = counter_boot(0xFFFFFEFFUL);  // a block would end on FFFFFFFF
+  CounterReservation odd = counter_boot(0xFEFFFF00UL);  // a block would end on the limit FF000000
   EXPECT_EQ(counter_take(odd, counter), kCounterExhausted);
+  CounterReservation high = counter_boot(0xFFFFFE00UL);
+  EXPECT_EQ(counter_take(high, counter), kCounterExhausted);
 }
