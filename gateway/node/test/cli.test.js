@@ -158,7 +158,8 @@ describe('check', () => {
       + 'columns = ["light", "temperature"] }]\n');
     const done = gateway(['check', '--config', path]);
     assert.equal(done.status, 1, done.stderr);
-    assert.equal(done.stdout, 'serial   /dev/null @ 115200: present\n'
+    assert.equal(done.stdout, `spool    ${SPOOL}: none yet (created at the first start)\n`
+      + 'serial   /dev/null @ 115200: present\n'
       + 'serial   /dev/no-such-acm @ 9600 csv as room: light,temperature: MISSING\ncheck: 2 problem(s)\n');
     const problems = done.stderr.split('\n');
     assert.equal(problems[0], 'problem: serial port /dev/no-such-acm does not exist (unplugged, or a wrong name?)');
@@ -170,7 +171,7 @@ describe('check', () => {
     const done = gateway(['check', '--spool', SPOOL], { TELEMETRY_CASSANDRA_PORT: '1', TELEMETRY_CONFIG: '' });
     assert.equal(done.status, 1);
     assert.match(done.stderr, /^problem: cannot reach Cassandra at 127\.0\.0\.1:1: /);
-    assert.equal(done.stdout, 'check: 1 problem(s)\n');
+    assert.equal(done.stdout, `spool    ${SPOOL}: none yet (created at the first start)\ncheck: 1 problem(s)\n`);
   });
 });
 
@@ -251,7 +252,7 @@ describe('TLS', { skip: !HAVE_OPENSSL && 'openssl is not installed' }, () => {
     assert.match(stderr.text, /^problem: cannot reach Cassandra at 127\.0\.0\.1:\d+: NoHostAvailableError: .*certif/);
     assert.ok(stderr.text.endsWith("; the TLS handshake failed: is tls_ca the CA that signed the node's certificate, "
       + 'and does the node require a client certificate (tls_cert/tls_key) signed by a CA it trusts?\n'));
-    assert.equal(stdout.text, 'check: 1 problem(s)\n');
+    assert.equal(stdout.text, `spool    ${SPOOL}: none yet (created at the first start)\ncheck: 1 problem(s)\n`);
   });
 });
 
