@@ -19,7 +19,7 @@ CONFIG_MD = (CONTRACT / "config.md").read_text(encoding="utf-8")
 EXAMPLE = CONTRACT / "telemetry-gateway.example.toml"
 VECTORS = json.loads((CONTRACT / "config-vectors" / "index.json").read_text(encoding="utf-8"))
 TYPE_WORDS = {"whole": "whole number", "number": "number", "string": "string", "choice": "choice",
-              "strings": "list of strings", "ports": "list of port entries (below)"}
+              "strings": "list of strings", "ports": "list of port entries (below)", "boolean": "boolean"}
 
 
 def toml_value(text: str):

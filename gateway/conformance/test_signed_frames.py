@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from telemetry_conformance import Stream, utc_days_around_now, wait_for
+from telemetry_conformance import Stream, gateways_under_test, toml_value, utc_days_around_now, wait_for
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace, side_by_side  # noqa: F401 (fixtures)
 from telemetry_conformance.signed_lines import signed_payload, t2_line
 
@@ -44,9 +44,11 @@ def source_rejects(gateway) -> dict[str, dict[str, int]]:
 
 def test_forged_replayed_and_unsigned_frames_are_refused_across_a_restart(db, side_by_side, tmp_path):
     keys = tmp_path / "keys"
-    rigs = side_by_side(extra=f'\n[signing]\nkeys_file = "{keys}"\n')
-    # Per gateway (one keyspace): node n signs, node n+1 has a key but sends unsigned T1 frames, node n+2 has none.
-    nodes = {name: 10 * i + 3 for i, name in enumerate(rigs)}
+    # Per gateway (one keyspace): node n signs, node n+1 has a key but sends unsigned T1 frames, node n+2 has none
+    # and is named in unsigned_allowed (a board not keyed yet, heard on the radio input while the farm migrates).
+    nodes = {name: 10 * i + 3 for i, name in enumerate(gateways_under_test())}
+    allowed = [f"node{n + 2}" for n in nodes.values()]
+    rigs = side_by_side(extra=f'\n[signing]\nkeys_file = "{keys}"\nunsigned_allowed = {toml_value(allowed)}\n')
     keys.write_text("# test keys\n" + "".join(f"node{n} {KEY.hex()}\nnode{n + 1} {OTHER_KEY.hex()}\n"
                                               for n in nodes.values()))
     os.chmod(keys, 0o600)

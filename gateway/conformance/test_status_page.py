@@ -75,8 +75,9 @@ def test_the_status_page_shows_every_source_and_the_silent_one_stale(tmp_path, g
         folder = tmp_path / name
         folder.mkdir()
         board = Board(folder / "ttyUSB0")
-        gateway = GatewayUnderTest.configure(folder, [board.link], "telemetry", "127.0.0.1",
-                                             extra=f'{QUIET_RULE}\n[signing]\nkeys_file = "{keys}"\n')
+        # A trusted port (signing.md): the unkeyed boards' unsigned frames are heard although keys exist.
+        gateway = GatewayUnderTest.configure(folder, [{"path": board.link, "trusted": True}], "telemetry",
+                                             "127.0.0.1", extra=f'{QUIET_RULE}\n[signing]\nkeys_file = "{keys}"\n')
         gateways.append(gateway)
         monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
         gateway.start(TELEMETRY_CASSANDRA_PORT="1", TELEMETRY_METRICS_STALE_AFTER_S=str(STALE_AFTER_S))

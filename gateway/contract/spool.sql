@@ -1,5 +1,5 @@
 -- The gateway's spool: a SQLite database holding every accepted frame until Cassandra has acknowledged it.
--- Spool format 4. Every gateway creates a new spool by running these statements, in this order, in one
+-- Spool format 5. Every gateway creates a new spool by running these statements, in this order, in one
 -- transaction, and opens an existing one only if its PRAGMA user_version is at most the number set below.
 -- The rules around this schema (WAL, fsync, size cap, full disk, restart, upgrade from format 1) are in spool.md.
 
@@ -33,10 +33,13 @@ CREATE TABLE IF NOT EXISTS source_seqs (
 
 -- Per source of signed frames, the highest counter accepted (signing.md), committed in the same transaction as the
 -- frames it came with: a replay is refused across a restart, and a frame repeated after a crash is stored once.
+-- key_fingerprint: the key the counter was accepted under (signing.md, "A counter belongs to a key"), 16 hex digits;
+-- '' in a row written before fingerprints (format 4, upgraded: spool.md, "Upgrading").
 CREATE TABLE IF NOT EXISTS source_counters (
     source TEXT PRIMARY KEY,
-    counter INTEGER NOT NULL
+    counter INTEGER NOT NULL,
+    key_fingerprint TEXT NOT NULL DEFAULT ''
 );
 
 -- The spool format version (this file's version). A gateway refuses a spool with a higher one.
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;

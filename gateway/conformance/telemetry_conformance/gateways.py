@@ -26,13 +26,16 @@ from .waits import free_port, wait_for
 
 
 def port_entry(port: Path | dict) -> str:
-    """A [serial] ports entry in TOML: a path, or a port table (string, whole-number and string-list values)."""
+    """A [serial] ports entry in TOML: a path, or a port table (string, whole-number, boolean and string-list
+    values)."""
     if not isinstance(port, dict):
         return toml_value(str(port))
     return "{ " + ", ".join(f"{key} = {toml_value(value)}" for key, value in port.items()) + " }"
 
 
 def toml_value(value: str | Path | int | list) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, list):

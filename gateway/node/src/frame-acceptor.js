@@ -42,7 +42,7 @@ export class FrameAcceptor {
     const formats = new Map();
     for (const read of reads) {
       for (const frame of read.frames) {
-        const row = this.accept(frame, read.receivedMs);
+        const row = this.accept(frame, read.receivedMs, read.trusted === true);
         if (row !== null) {
           accepted.push(row);
           formats.set(frame.format, (formats.get(frame.format) ?? 0) + 1);
@@ -55,10 +55,10 @@ export class FrameAcceptor {
 
   /** A decoded frame received at receivedMs → the row to commit ({source, ts_ms, received_ms, metrics, vals, seq}),
    * or null (a duplicate, or refused by the verifier: before the source counts as seen, so forged names evict no
-   * source). */
-  accept(frame, receivedMs) {
+   * source, and before the alert rules see any frame). trusted: from a trusted input (signing.md). */
+  accept(frame, receivedMs, trusted = false) {
     const { source } = frame;
-    const refused = this.verifier?.verdict(frame) ?? null;
+    const refused = this.verifier?.verdict(frame, trusted) ?? null;
     if (refused !== null) {
       this.metrics.rejects.inc({ reason: refused });
       this.tally.reject(source, refused, this.verifier.policy.keys.has(source));

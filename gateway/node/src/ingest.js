@@ -24,6 +24,19 @@ import { ROOM_CHECK_MS, ReadingPause } from './reading-pause.js';
 import { loadSigningPolicy } from './signing-config.js';
 import { Verifier } from './signing.js';
 
+/** At start: counters that start afresh (a re-keyed node; every counter, when keys meet an empty table). */
+export function logCounterKeys(verifier, spoolPath) {
+  for (const [source, counter] of verifier.rekeyed) {
+    event('warning', 'signing_counter_rekeyed', { source, counter,
+      action: 'its key changed: counters start afresh under the new key' });
+  }
+  if (verifier.policy.keys.size > 0 && verifier.counters.size === 0 && verifier.rekeyed.length === 0) {
+    event('warning', 'signing_counters_empty', { keys: verifier.policy.keys.size, spool: spoolPath,
+      action: 'no counter is stored: payloads recorded under the current keys would be accepted again; '
+        + 'after a new or lost spool re-key the boards (signing.md)' });
+  }
+}
+
 export const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
 const RETRY_MS = 500; // after a commit found no room at all
 const STOP_GRACE_MS = 10_000; // at shutdown, how long a commit that finds no room is retried
@@ -44,8 +57,9 @@ export class Ingest {
     this.acceptor = new FrameAcceptor(config, metrics, spool.lastReceiptStamps(config.decode.max_sources),
       storedSeqs, spool.uncleanStop);
     // The keys are read here, at start only (signing.md); the counters continue from the spool's.
-    this.verifier = new Verifier(loadSigningPolicy(config), spool.lastCounters());
+    this.verifier = new Verifier(loadSigningPolicy(config), spool.lastCounters(), spool.lastCounterKeys());
     this.acceptor.verifier = this.verifier;
+    logCounterKeys(this.verifier, spool.path);
     this.failAfterFrames = failAfterFrames;
     this.acceptedFrames = 0; // handed to the spool: counted only with a failpoint
     this.onDied = onDied ?? ((error) => { throw error; });

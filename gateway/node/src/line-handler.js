@@ -19,9 +19,11 @@ export class LineHandler {
    * @param {Credits | number} [credits] the reads this input may have in memory (a count makes new Credits)
    * @param {(line: Buffer) => object} [decode] a line's decoder: decodeLine, or a CSV port's (room-csv.js
    *   lineDecoder(port))
+   * @param {boolean} [trusted] a port marked trusted (signing.md, "Trusted inputs")
    */
-  constructor(name, ingest, metrics, credits = SERIAL_CREDITS, decode = decodeLine) {
+  constructor(name, ingest, metrics, credits = SERIAL_CREDITS, decode = decodeLine, trusted = false) {
     this.name = name;
+    this.trusted = trusted; // a port marked trusted (signing.md): its frames say so to the verifier
     this.ingest = ingest;
     this.metrics = metrics;
     this.credits = typeof credits === 'number' ? new Credits(credits) : credits;
@@ -85,7 +87,7 @@ export class LineHandler {
     if (frames.length === 0) return false;
     // One hand-over per read, not per frame. The ingest's queue is unbounded: the credits bound it, and a read is
     // never held back (or dropped) once made.
-    this.ingest.put({ frames, receivedMs, credits: this.credits });
+    this.ingest.put({ frames, receivedMs, credits: this.credits, trusted: this.trusted });
     return true;
   }
 

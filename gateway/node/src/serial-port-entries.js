@@ -19,8 +19,8 @@ export function isTable(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date);
 }
 
-function port(path, baud = null, format = 'auto', source = '', columns = []) {
-  return { path, baud, format, source, columns };
+function port(path, baud = null, format = 'auto', source = '', columns = [], trusted = false) {
+  return { path, baud, format, source, columns, trusted };
 }
 
 /**
@@ -83,15 +83,20 @@ function fromTable(item, key, origin) {
     throw new ConfigError(`${key}.format`, 'choice', `must be one of ${FORMATS.join(', ')}, not ${quote(form)}`,
       origin);
   }
+  // signing.md, "Trusted inputs": the room board's CSV has no signed form and names no source, so trusted by default
+  const trusted = has(item, 'trusted') ? item.trusted : form.toLowerCase() === 'csv';
+  if (typeof trusted !== 'boolean') {
+    throw new ConfigError(`${key}.trusted`, 'type', `must be true or false, not ${quote(trusted)}`, origin);
+  }
   if (form.toLowerCase() === 'auto') {
     for (const name of ['source', 'columns']) {
       if (has(item, name)) {
         throw new ConfigError(`${key}.${name}`, 'conflict', `only a format = "csv" port has ${name}`, origin);
       }
     }
-    return port(path, baud);
+    return port(path, baud, 'auto', '', [], trusted);
   }
-  return port(path, baud, 'csv', csvSource(item, key, origin), csvColumns(item, key, origin));
+  return port(path, baud, 'csv', csvSource(item, key, origin), csvColumns(item, key, origin), trusted);
 }
 
 function csvSource(item, key, origin) {

@@ -129,7 +129,8 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   let streamsOpen = streams.length;
   const inputs = [];
   for (const port of config.serial.ports) {
-    const handler = new LineHandler(port.path, ingest, metrics, new Credits(SERIAL_CREDITS), lineDecoder(port));
+    const handler = new LineHandler(port.path, ingest, metrics, new Credits(SERIAL_CREDITS), lineDecoder(port),
+      port.trusted);
     inputs.push(new SerialInput(port.path, port.baud, handler, (attempts) => backoffS(attempts,
       config.serial.reopen_max_s), (up) => metrics.input_up.set({ input: port.path }, up)));
   }

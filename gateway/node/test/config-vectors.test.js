@@ -103,7 +103,7 @@ describe('config', () => {
     assert.deepEqual(keysOf(example), keysOf(DEFAULTS));
     const config = loadConfig(EXAMPLE, {}, { env: {} });
     assert.deepEqual(resolved(config.serial.ports),
-      [{ path: '/dev/ttyUSB0', baud: 115200, format: 'auto', source: '', columns: [] }]);
+      [{ path: '/dev/ttyUSB0', baud: 115200, format: 'auto', source: '', columns: [], trusted: false }]);
     assert.deepEqual(config.cassandra, DEFAULTS.cassandra); // the example shows the defaults
     assert.deepEqual(config.decode, DEFAULTS.decode);
   });
@@ -117,7 +117,7 @@ describe('config', () => {
     assert.equal(config.cassandra.port, 9999);
     // A --port value is one entry: not split at commas (a flag given twice gives two entries).
     assert.deepEqual(resolved(config.serial.ports), [{ path: '/dev/c,d', baud: 300, format: 'auto', source: '',
-      columns: [] }]);
+      columns: [], trusted: false }]);
   });
 
   it('the resolved config is frozen', () => {

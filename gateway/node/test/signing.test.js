@@ -13,8 +13,9 @@ import { ConfigError } from '../src/config-error.js';
 import { Ingest } from '../src/ingest.js';
 import { KeysFileError, parseKeys, readKeys } from '../src/keys-file.js';
 import { createMetrics } from '../src/metrics.js';
+import { setupLogging } from '../src/logs.js';
 import { loadSigningPolicy } from '../src/signing-config.js';
-import { signingPolicy, Verifier } from '../src/signing.js';
+import { keyFingerprint, signingPolicy, Verifier } from '../src/signing.js';
 import { Spool, newFrame } from '../src/spool/index.js';
 import { scratchPaths } from '../test-support/scratch.js';
 import { contractVectors } from '../test-support/vectors.js';
@@ -24,16 +25,29 @@ describe('signing.jsonl', () => {
     it(c.name, () => {
       const { params } = c;
       const keys = new Map(Object.entries(params.keys).map(([source, key]) => [source, Buffer.from(key, 'hex')]));
+      const stored = params.fingerprints ?? {};
       const verifier = new Verifier(signingPolicy(keys, new Set(params.unsigned_allowed), params.must_sign),
-        new Map(Object.entries(params.counters)));
+        new Map(Object.entries(params.counters)), new Map(Object.entries(stored)));
       c.steps.forEach((step, number) => {
-        const reason = verifier.verdict({ kind: 'frame', ...step.frame });
+        const reason = verifier.verdict({ kind: 'frame', ...step.frame }, step.trusted === true);
         assert.deepStrictEqual(reason === null ? 'accepted' : { reject: reason }, step.expect, `step ${number}`);
       });
       assert.deepStrictEqual(Object.fromEntries(verifier.counters), c.expect.counters);
+      if (c.expect.rekeyed) assert.deepStrictEqual(verifier.rekeyed.map(([source]) => source), c.expect.rekeyed);
+      if (c.expect.fingerprints) { // the rows once the changed counters are committed
+        const rows = Object.fromEntries(Object.keys(params.counters).map((source) => [source, stored[source] ?? '']));
+        for (const [source, [, fingerprint]] of verifier.takeChanged()) rows[source] = fingerprint;
+        assert.deepStrictEqual(rows, c.expect.fingerprints);
+      }
     });
   }
+
+  it('a fingerprint is of the key, never the key', () => {
+    assert.equal(keyFingerprint(Buffer.from(KEY3_HEX, 'hex')), '0ab3b852713a2854');
+    assert.notEqual(keyFingerprint(Buffer.alloc(16)), keyFingerprint(Buffer.from(KEY3_HEX, 'hex')));
+  });
 });
+const KEY3_HEX = '000102030405060708090a0b0c0d0e0f';
 
 describe('keys file', () => {
   const malformed = [
@@ -146,12 +160,60 @@ describe('verification in the ingest', () => {
   it('stores counters in the transaction of their frames, or alone', () => {
     const path = tmpPath();
     const spool = new Spool(path, { fsync: 'batch' });
-    spool.commit([newFrame('node3', 1, 1, [['a', 1]])], [], null, new Map([['node3', 7]]));
-    spool.commit([], [], null, new Map([['node3', 9]]));
+    spool.commit([newFrame('node3', 1, 1, [['a', 1]])], [], null, new Map([['node3', [7, '0ab3b852713a2854']]]));
+    spool.commit([], [], null, new Map([['node3', [9, '0ab3b852713a2854']]]));
     spool.close();
     const db = new Database(path, { readonly: true });
-    assert.deepStrictEqual(db.prepare('SELECT source, counter FROM source_counters').raw().all(), [['node3', 9]]);
+    assert.deepStrictEqual(db.prepare('SELECT source, counter, key_fingerprint FROM source_counters').raw().all(),
+      [['node3', 9, '0ab3b852713a2854']]);
     assert.equal(db.prepare('SELECT count(*) FROM frames').pluck().get(), 1);
     db.close();
+  });
+
+  it('upgrades a format 4 spool in one step; its counters are bound to the key at the next start', () => {
+    const path = tmpPath();
+    const old = new Database(path);
+    old.exec(`CREATE TABLE frames (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, ts_ms INTEGER NOT NULL,
+        received_ms INTEGER NOT NULL, metrics TEXT NOT NULL, vals BLOB NOT NULL);
+      CREATE TABLE receipt_stamps (source TEXT PRIMARY KEY, last_ts_ms INTEGER NOT NULL);
+      CREATE TABLE source_seqs (source TEXT PRIMARY KEY, seq INTEGER NOT NULL, ts_ms INTEGER NOT NULL);
+      CREATE TABLE source_counters (source TEXT PRIMARY KEY, counter INTEGER NOT NULL);
+      INSERT INTO source_counters VALUES ('node3', 1000), ('node9', 5);
+      PRAGMA user_version = 4;`);
+    old.close();
+    const spool = new Spool(path, { fsync: 'batch' });
+    assert.deepStrictEqual(spool.lastCounterKeys(), new Map([['node3', ''], ['node9', '']]));
+    const ingest = new Ingest(withKeys(), spool, createMetrics(), () => {});
+    assert.equal(ingest.acceptor.accept(good, 1), null); // counter 1000 again: a replay under the unchanged key
+    assert.ok(ingest.commit([], [], {}, false) !== undefined);
+    spool.close();
+    const db = new Database(path, { readonly: true });
+    assert.equal(db.pragma('user_version', { simple: true }), 5);
+    assert.deepStrictEqual(db.prepare('SELECT * FROM source_counters ORDER BY source').raw().all(),
+      [['node3', 1000, '0ab3b852713a2854'], ['node9', 5, '']]);
+    db.close();
+  });
+
+  it('a changed key starts the counter afresh and says so once', () => {
+    const lines = [];
+    setupLogging('info', { write: (text) => { lines.push(text); } });
+    try {
+      const spool = new Spool(tmpPath(), { fsync: 'batch' });
+      new Ingest(withKeys(), spool, createMetrics(), () => {});
+      assert.equal(lines.filter((line) => line.includes('event=signing_counters_empty keys=1 ')).length, 1);
+      spool.commit([], [], null, new Map([['node3', [5000, '00112233445566aa']]])); // a counter of an older key
+      lines.length = 0;
+      const ingest = new Ingest(withKeys(), spool, createMetrics(), () => {});
+      assert.equal(lines.filter((line) => line.includes('event=signing_counter_rekeyed source=node3 counter=5000 '))
+        .length, 1, lines.join(''));
+      assert.ok(!lines.some((line) => line.includes('signing_counters_empty')));
+      assert.notEqual(ingest.acceptor.accept(good, 1), null); // counter 1000 < 5000, but under the new key
+      ingest.commit([], [], {}, false);
+      assert.deepStrictEqual(spool.lastCounters(), new Map([['node3', 1000]]));
+      assert.deepStrictEqual(spool.lastCounterKeys(), new Map([['node3', '0ab3b852713a2854']]));
+      spool.close();
+    } finally {
+      setupLogging('info');
+    }
   });
 });

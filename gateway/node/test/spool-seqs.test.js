@@ -56,7 +56,7 @@ describe('source_seqs with batch and interval', () => {
     assert.deepEqual(spool.take(0, 10).map((f) => [f.id, f.source]), [[5, 'G']]);
     assert.deepEqual(stored(spool), {});
     assert.equal(spool._store.db.pragma('user_version', { simple: true }), FORMAT_VERSION);
-    assert.equal(FORMAT_VERSION, 4);
+    assert.equal(FORMAT_VERSION, 5);
     spool.close();
   });
 });

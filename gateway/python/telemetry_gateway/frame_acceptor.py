@@ -55,9 +55,9 @@ class FrameAcceptor:
         seqs: Seqs = {}
         formats: Counter[str] = Counter()
         with self.tally.lock:
-            for frames_of_read, received_ms, _credit in reads:
+            for frames_of_read, received_ms, _credit, trusted in reads:
                 for frame in frames_of_read:
-                    new = self.accept(frame, received_ms)
+                    new = self.accept(frame, received_ms, trusted)
                     if new is not None:
                         accepted.append(new)
                         formats[frame.format] += 1
@@ -67,11 +67,12 @@ class FrameAcceptor:
             self._metrics.frames_accepted.labels(kind).inc(count)
         return accepted, seqs
 
-    def accept(self, frame: Frame, received_ms: int) -> NewFrame | None:
-        """A decoded frame received at received_ms → the row to commit, or None (a duplicate, or refused by the
-        verifier: before the source counts as seen, so forged names evict no source)."""
+    def accept(self, frame: Frame, received_ms: int, trusted: bool = False) -> NewFrame | None:
+        """A decoded frame received at received_ms (from a trusted input or not) → the row to commit, or None (a
+        duplicate, or refused by the verifier: before the source counts as seen, so forged names evict no source,
+        and before the alert rules see any frame)."""
         if self.verifier is not None:
-            reason = self.verifier.verdict(frame)
+            reason = self.verifier.verdict(frame, trusted)
             if reason is not None:
                 self._metrics.rejects.labels(reason).inc()
                 self.tally.reject(frame.source, reason, keyed=frame.source in self.verifier.policy.keys)

@@ -62,6 +62,18 @@ class Received(NamedTuple):
     frames: list[Frame]  # the frames of one read
     received_ms: int
     credit: threading.Semaphore  # the reader's: released once these frames are committed
+    trusted: bool = False  # from a trusted input (signing.md, "Trusted inputs")
+
+
+def log_counter_keys(verifier: Verifier, spool_path: str) -> None:
+    """At start: counters that start afresh (a re-keyed node; every counter, when keys meet an empty table)."""
+    for source, counter in verifier.rekeyed:
+        event(logging.WARNING, "signing_counter_rekeyed", source=source, counter=counter,
+              action="its key changed: counters start afresh under the new key")
+    if verifier.policy.keys and not verifier.counters and not verifier.rekeyed:
+        event(logging.WARNING, "signing_counters_empty", keys=len(verifier.policy.keys), spool=spool_path,
+              action="no counter is stored: payloads recorded under the current keys would be accepted again; "
+              "after a new or lost spool re-key the boards (signing.md)")
 
 
 class Ingest:
@@ -76,7 +88,9 @@ class Ingest:
         self._acceptor = FrameAcceptor(config, metrics, spool.last_receipt_stamps(config.decode.max_sources),
                                        spool.last_seqs(config.decode.max_sources), spool.unclean_stop)
         # The keys are read here, at start only (signing.md); the counters continue from the spool's.
-        self._acceptor.verifier = self._verifier = Verifier(signing_policy(config), spool.last_counters())
+        self._acceptor.verifier = self._verifier = Verifier(signing_policy(config), spool.last_counters(),
+                                                            spool.last_counter_keys())
+        log_counter_keys(self._verifier, str(spool.path))
         self._room = ReadingPause(spool, metrics, config.spool.when_full == "drop_oldest")
         # Deferred commits only what is due, not each group: waiting for more reads would buy nothing.
         self._linger_s = 0.0 if config.spool.fsync == "deferred" else GROUP_LINGER_S

@@ -50,8 +50,9 @@ class LineHandler:
     the read was made under."""
 
     def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, credits: int = SERIAL_CREDITS,
-                 decode: Callable[[bytes], Decoded] = decode_line) -> None:
+                 decode: Callable[[bytes], Decoded] = decode_line, trusted: bool = False) -> None:
         self.name = name
+        self.trusted = trusted  # a port marked trusted (signing.md): its frames say so to the verifier
         self._decode = decode  # a CSV port's: room_csv.line_decoder
         self.credits = threading.Semaphore(credits)
         self._frames = frames
@@ -105,7 +106,7 @@ class LineHandler:
             return False
         # One hand-over per read, not per frame: the queue's locks and wake-ups cost more than decoding. The queue
         # itself is unbounded: the credits bound it, and a read is never held back (or dropped) once made.
-        self._frames.put(Received(frames, received_ms, self.credits))
+        self._frames.put(Received(frames, received_ms, self.credits, self.trusted))
         return True
 
     def _reject(self, reason: str, count: int, line: bytes = b"") -> None:

@@ -24,6 +24,7 @@ class SerialPort:
     format: str = "auto"
     source: str = ""  # csv: the source its lines are stored under
     columns: tuple[str, ...] = ()  # csv: the metric of each field, in line order
+    trusted: bool = False  # signing.md, "Trusted inputs": one board wired to it; a csv port's default is True
 
 
 def parse_port_entries(value: Any, text: bool, origin: str) -> tuple[SerialPort, ...]:
@@ -75,12 +76,15 @@ def _from_table(item: dict, key: str, origin: str) -> SerialPort:
     if not isinstance(form, str) or form.lower() not in FORMATS:  # case-insensitive, as every choice
         raise ConfigError(f"{key}.format", "choice", f"must be one of {', '.join(FORMATS)}, not {quote(form)}", origin)
     form = form.lower()
+    trusted = item.get("trusted", form == "csv")  # the room board's CSV has no signed form and names no source
+    if not isinstance(trusted, bool):
+        raise ConfigError(f"{key}.trusted", "type", f"must be true or false, not {quote(trusted)}", origin)
     if form == "auto":
         for name in ("source", "columns"):
             if name in item:
                 raise ConfigError(f"{key}.{name}", "conflict", f"only a format = \"csv\" port has {name}", origin)
-        return SerialPort(path, baud)
-    return SerialPort(path, baud, form, _csv_source(item, key, origin), _csv_columns(item, key, origin))
+        return SerialPort(path, baud, trusted=trusted)
+    return SerialPort(path, baud, form, _csv_source(item, key, origin), _csv_columns(item, key, origin), trusted)
 
 
 def _csv_source(item: dict, key: str, origin: str) -> str:

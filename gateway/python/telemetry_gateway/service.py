@@ -106,7 +106,8 @@ class Gateway:
         self._inputs: list[threading.Thread] = []
         reopen_backoff = functools.partial(backoff_s, max_s=config.serial.reopen_max_s)
         for port in config.serial.ports:
-            handler = LineHandler(port.path, self.ingest.queue, self.metrics, SERIAL_CREDITS, line_decoder(port))
+            handler = LineHandler(port.path, self.ingest.queue, self.metrics, SERIAL_CREDITS, line_decoder(port),
+                                  port.trusted)
             reader = SerialInput(port.path, port.baud, handler, self._inputs_stop, reopen_backoff,
                                  self.metrics.input_up.labels(port.path))
             self._inputs.append(threading.Thread(target=reader.run, name=f"serial {port.path}", daemon=True))

@@ -10,7 +10,7 @@ import pytest
 from telemetry_gateway.frame import Frame
 from telemetry_gateway.keys_file import KeysFileError, parse_keys, read_keys
 from telemetry_gateway.signed_frame import Signature
-from telemetry_gateway.signing import SigningPolicy, Verifier
+from telemetry_gateway.signing import SigningPolicy, Verifier, key_fingerprint
 
 VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
 CASES = [json.loads(line) for line in (VECTORS / "signing.jsonl").read_text(encoding="ascii").splitlines()]
@@ -29,18 +29,31 @@ def test_signing_vectors(case):
     params = case["params"]
     policy = SigningPolicy({source: bytes.fromhex(key) for source, key in params["keys"].items()},
                            frozenset(params["unsigned_allowed"]), params["must_sign"])
-    verifier = Verifier(policy, params["counters"])
+    stored = params.get("fingerprints", {})
+    verifier = Verifier(policy, params["counters"], stored)
     for number, step in enumerate(case["steps"]):
-        reason = verifier.verdict(frame_of(step["frame"]))
+        reason = verifier.verdict(frame_of(step["frame"]), step.get("trusted", False))
         assert (reason is None and step["expect"] == "accepted") or step["expect"] == {"reject": reason}, number
     assert verifier.counters == case["expect"]["counters"]
+    if "rekeyed" in case["expect"]:
+        assert [source for source, _ in verifier.rekeyed] == case["expect"]["rekeyed"]
+    if "fingerprints" in case["expect"]:  # the rows once the changed counters are committed
+        rows = {source: stored.get(source, "") for source in params["counters"]}
+        rows.update({source: fingerprint for source, (_, fingerprint) in verifier.take_changed().items()})
+        assert rows == case["expect"]["fingerprints"]
+
+
+def test_a_fingerprint_is_of_the_key_and_never_the_key():
+    assert key_fingerprint(bytes(range(16))) == "0ab3b852713a2854"
+    assert key_fingerprint(bytes(16)) != key_fingerprint(bytes(range(16)))
+    assert bytes(range(16)).hex()[:16] != key_fingerprint(bytes(range(16)))
 
 
 def test_changed_counters_are_taken_once():
     case = CASES[0]  # one accepted signed frame
     verifier = Verifier(SigningPolicy({"node3": bytes.fromhex(case["params"]["keys"]["node3"])}), {"node4": 5})
     assert verifier.verdict(frame_of(case["steps"][0]["frame"])) is None
-    assert verifier.take_changed() == {"node3": 1000}
+    assert verifier.take_changed() == {"node3": (1000, key_fingerprint(bytes(range(16))))}
     assert verifier.take_changed() == {}
 
 
@@ -159,11 +172,80 @@ def test_counters_go_into_the_transaction_of_their_frames(tmp_path):
 
     spool = Spool(tmp_path / "spool.sqlite", fsync="batch")
     try:
-        spool.commit([NewFrame.of("node3", 1, 1, (("a", 1.0),))], [], counters={"node3": 7})
-        spool.commit([], [], counters={"node3": 9})  # a commit of counters alone (deferred's held frames)
+        spool.commit([NewFrame.of("node3", 1, 1, (("a", 1.0),))], [], counters={"node3": (7, "0ab3b852713a2854")})
+        # a commit of counters alone (deferred's held frames)
+        spool.commit([], [], counters={"node3": (9, "0ab3b852713a2854")})
     finally:
         spool.close()
     db = sqlite3.connect(tmp_path / "spool.sqlite")
-    assert db.execute("SELECT source, counter FROM source_counters").fetchall() == [("node3", 9)]
+    assert db.execute("SELECT source, counter, key_fingerprint FROM source_counters").fetchall() == [
+        ("node3", 9, "0ab3b852713a2854")]
     assert db.execute("SELECT count(*) FROM frames").fetchone() == (1,)
     db.close()
+
+
+FORMAT_4 = """
+CREATE TABLE frames (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, ts_ms INTEGER NOT NULL,
+                     received_ms INTEGER NOT NULL, metrics TEXT NOT NULL, vals BLOB NOT NULL);
+CREATE TABLE receipt_stamps (source TEXT PRIMARY KEY, last_ts_ms INTEGER NOT NULL);
+CREATE TABLE source_seqs (source TEXT PRIMARY KEY, seq INTEGER NOT NULL, ts_ms INTEGER NOT NULL);
+CREATE TABLE source_counters (source TEXT PRIMARY KEY, counter INTEGER NOT NULL);
+INSERT INTO source_counters VALUES ('node3', 1000), ('node9', 5);
+PRAGMA user_version = 4;
+"""
+
+
+def test_a_format_4_spool_keeps_its_counters_bound_to_the_key_at_the_next_start(tmp_path):
+    """spool.md, "Upgrading": the column and the version in one step; signing.md: a row without a fingerprint is
+    the current key's (no counter goes back), written with it by the first commit."""
+    import sqlite3
+
+    from telemetry_gateway.ingest import Ingest
+    from telemetry_gateway.metrics import Metrics
+    from telemetry_gateway.spool import Spool
+
+    path = tmp_path / "spool.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(FORMAT_4)
+    old.close()
+    spool = Spool(path, fsync="batch")
+    try:
+        assert spool.last_counter_keys() == {"node3": "", "node9": ""}
+        ingest = Ingest(config_with_keys(tmp_path), spool, Metrics(), lambda: None)
+        good = frame_of(CASES[0]["steps"][0]["frame"])  # node3, counter 1000: a replay under the unchanged key
+        assert ingest._acceptor.accept(good, 1) is None
+        ingest._commit([], [], {}, stopping=False)
+    finally:
+        spool.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (5,)
+    assert db.execute("SELECT * FROM source_counters ORDER BY source").fetchall() == [
+        ("node3", 1000, key_fingerprint(bytes(range(16)))), ("node9", 5, "")]
+    db.close()
+
+
+def test_a_changed_key_starts_the_counter_afresh_and_says_so_once(tmp_path, caplog):
+    import logging
+
+    from telemetry_gateway.ingest import Ingest
+    from telemetry_gateway.metrics import Metrics
+    from telemetry_gateway.spool import Spool
+
+    good = frame_of(CASES[0]["steps"][0]["frame"])  # node3, counter 1000, signed with KEY3
+    spool = Spool(tmp_path / "spool.sqlite", fsync="batch")
+    caplog.set_level(logging.INFO, logger="telemetry_gateway")
+    try:
+        Ingest(config_with_keys(tmp_path), spool, Metrics(), lambda: None)
+        assert "event=signing_counters_empty keys=1 " in caplog.text
+        caplog.clear()
+        spool.commit([], [], counters={"node3": (5000, "00112233445566aa")})  # a counter of an older key
+        ingest = Ingest(config_with_keys(tmp_path), spool, Metrics(), lambda: None)
+        err = caplog.text
+        assert err.count("event=signing_counter_rekeyed source=node3 counter=5000 ") == 1, err
+        assert "signing_counters_empty" not in err
+        assert ingest._acceptor.accept(good, 1) is not None  # counter 1000 < 5000, but under the new key
+        ingest._commit([], [], {}, stopping=False)
+        assert spool.last_counters() == {"node3": 1000}
+        assert spool.last_counter_keys() == {"node3": key_fingerprint(bytes(range(16)))}
+    finally:
+        spool.close()

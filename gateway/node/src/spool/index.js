@@ -106,6 +106,11 @@ export class Spool {
     return new Map(this._store.db.prepare('SELECT source, counter FROM source_counters').raw().all());
   }
 
+  /** The fingerprint of the key each stored counter belongs to ('': a row written before fingerprints). */
+  lastCounterKeys() {
+    return new Map(this._store.db.prepare('SELECT source, key_fingerprint FROM source_counters').raw().all());
+  }
+
   /** The newest limit sources' last safe seqs as an earlier run stored them: a Map source → [seq, ts_ms], newest
    * first (by ts_ms); older rows are pruned as lastReceiptStamps() prunes. */
   lastSourceSeqs(limit = 1000) {
@@ -120,8 +125,8 @@ export class Spool {
    * deleted, in steps: deleting them again is harmless). Deferred: while holding is safe new frames are held, and
    * what is due is committed. Returns how many frames went into the file. */
   commit(frames, acked, receiptStamps = null, counters = null) {
-    // Signed frames' counters accepted since the last call: stored by the next commit that succeeds.
-    for (const [source, counter] of counters ?? []) this._store.countersPending.set(source, counter);
+    // Signed frames' [counter, key fingerprint] accepted since the last call: stored by the next commit that succeeds.
+    for (const [source, counted] of counters ?? []) this._store.countersPending.set(source, counted);
     return this._policy.commit(this._store, this._write, frames, acked, stampEntries(receiptStamps));
   }
 

@@ -70,6 +70,7 @@ export function openFormat(db, path) {
       + `${FORMAT_VERSION}: upgrade the gateway or move the file away`);
   }
   upgradeFormat1(db);
+  upgradeFormat4(db);
   const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
   if (!['frames', 'receipt_stamps', 'source_seqs', 'source_counters'].every((table) => tables.has(table))) {
     db.exec('BEGIN IMMEDIATE');
@@ -94,5 +95,18 @@ function upgradeFormat1(db) {
     insert.run(row.id, row.source, row.ts_ms, row.received_ms, metrics, vals);
   }
   db.exec('DROP TABLE frames_format1');
+  db.exec('COMMIT');
+}
+
+/** Format 4 → 5 (spool.md, "Upgrading"): counters bound to their keys. The rows kept get '', bound to the key the
+ * gateway next starts with. The column and the version in one transaction. */
+export const ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''";
+
+function upgradeFormat4(db) {
+  const columns = db.prepare('PRAGMA table_info(source_counters)').all().map((column) => column.name);
+  if (columns.length === 0 || columns.includes('key_fingerprint')) return;
+  db.exec('BEGIN IMMEDIATE');
+  db.exec(ADD_KEY_FINGERPRINT);
+  db.pragma(`user_version = ${FORMAT_VERSION}`);
   db.exec('COMMIT');
 }

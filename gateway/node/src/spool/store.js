@@ -122,9 +122,10 @@ export class Store {
     this._deleteRange = db.prepare('DELETE FROM frames WHERE id BETWEEN ? AND ?');
     this._saveStamp = db.prepare('INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)');
     this._saveSeq = db.prepare('INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)');
-    this._saveCounter = db.prepare('INSERT OR REPLACE INTO source_counters (source, counter) VALUES (?, ?)');
+    this._saveCounter = db.prepare('INSERT OR REPLACE INTO source_counters (source, counter, key_fingerprint) '
+      + 'VALUES (?, ?, ?)');
     // Signed frames' counters (spool.md, "Counters of signed frames"): written by the next commit that succeeds.
-    this.countersPending = new Map();
+    this.countersPending = new Map(); // source → [counter, its key's fingerprint]
     // vals as hex, made into Buffers here: better-sqlite3 gives each blob a Buffer with a backing store of its own
     // (a malloc and the GC's external-memory accounting per frame); a Buffer from a string comes from Node's pool.
     this._take = this.reader.prepare('SELECT id, source, ts_ms, received_ms, metrics, hex(vals) AS vals FROM frames '
@@ -148,7 +149,9 @@ export class Store {
       if (frames.length > 0) this._inserts.run(frames);
       for (const [source, lastTsMs] of stamps) this._saveStamp.run(source, lastTsMs);
       for (const [source, [seq, tsMs]] of seqs) this._saveSeq.run(source, seq, tsMs);
-      for (const [source, counter] of this.countersPending) this._saveCounter.run(source, counter);
+      for (const [source, [counter, fingerprint]] of this.countersPending) {
+        this._saveCounter.run(source, counter, fingerprint);
+      }
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');

@@ -114,6 +114,11 @@ class Spool:
         with self._store.lock:
             return dict(self._store.db.execute("SELECT source, counter FROM source_counters"))
 
+    def last_counter_keys(self) -> dict[str, str]:
+        """The fingerprint of the key each stored counter belongs to ('': a row written before fingerprints)."""
+        with self._store.lock:
+            return dict(self._store.db.execute("SELECT source, key_fingerprint FROM source_counters"))
+
     def last_receipt_stamps(self, limit: int = 1000) -> dict[str, int]:
         """The newest limit sources' last receipt stamps; older rows are pruned, so junk sources cannot grow the
         table (a forgotten source restarts above the newest stamp forgotten: timestamps.Stamper)."""
@@ -124,14 +129,15 @@ class Spool:
 
     def commit(self, frames: list[NewFrame], acked: list[tuple[int, int]],
                receipt_stamps: dict[str, int] | None = None, now: float | None = None, final: bool = False,
-               seqs: Seqs | None = None, counters: dict[str, int] | None = None) -> int:
+               seqs: Seqs | None = None, counters: dict[str, tuple[int, str]] | None = None) -> int:
         """One transaction: delete acknowledged frames (inclusive id ranges), append new ones, record the sources'
         last receipt stamps and (seqs: the newest per source among frames) their last safe seqs. On a full disk a
         part of the reserve is given up and the commit tried once more. Raises SpoolFull when there is no room;
         then no new frame was written (acknowledged ones may have been deleted, in steps: deleting them again is
         harmless). Deferred: while holding is safe new frames are held, and what is due is committed (final: at a
-        stop, everything held). counters: signed frames' counters accepted since the last call, stored by the
-        next commit that succeeds, with the frames it holds. Returns how many frames went into the file."""
+        stop, everything held). counters: signed frames' (counter, key fingerprint) accepted since the last call,
+        stored by the next commit that succeeds, with the frames it holds. Returns how many frames went into the
+        file."""
         now = time.monotonic() if now is None else now
         with self._store.lock:
             if counters:

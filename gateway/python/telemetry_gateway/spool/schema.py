@@ -18,6 +18,8 @@ from ..reading_values import pack_values
 SPOOL_SQL = Path(__file__).parent.parent / "contract" / "spool.sql"
 BUSY_TIMEOUT_MS = 5000
 WAL_KEEP_BYTES = 1 << 20  # what the WAL file is cut back to when it restarts
+# Format 4 → 5 (spool.md, "Upgrading"): the rows kept get '', bound to the key the gateway next starts with.
+ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''"
 
 
 class SpoolFormatError(Exception):
@@ -91,6 +93,12 @@ def _upgrade_format(db: sqlite3.Connection, path: Path) -> None:
                        [(i, s, ts, r, *pack_values(tuple((k, float(v)) for k, v in json.loads(vals))))
                         for i, s, ts, r, vals in old])
         db.execute("DROP TABLE frames_format1")
+        db.execute("COMMIT")
+    counters = [row[1] for row in db.execute("PRAGMA table_info(source_counters)")]
+    if counters and "key_fingerprint" not in counters:  # format 4: counters not yet bound to their keys
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(ADD_KEY_FINGERPRINT)
+        db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         db.execute("COMMIT")
 
 

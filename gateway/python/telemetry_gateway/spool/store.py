@@ -92,7 +92,7 @@ class Store:
             raise
         self.page_size = self.db.execute("PRAGMA page_size").fetchone()[0]
         # Signed frames' counters (spool.md, "Counters of signed frames"): written by the next commit that succeeds.
-        self.counters_pending: dict[str, int] = {}
+        self.counters_pending: dict[str, tuple[int, str]] = {}  # source → (counter, its key's fingerprint)
         self._reader = connect(path)
         self._reader_lock = threading.Lock()
         self.depth = self.db.execute("SELECT count(*) FROM frames").fetchone()[0]  # frames in the file
@@ -124,8 +124,9 @@ class Store:
                 self.db.executemany("INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)",
                                     [(source, seq, ts_ms) for source, (seq, ts_ms) in seqs.items()])
             if self.counters_pending:
-                self.db.executemany("INSERT OR REPLACE INTO source_counters (source, counter) VALUES (?, ?)",
-                                    self.counters_pending.items())
+                self.db.executemany("INSERT OR REPLACE INTO source_counters (source, counter, key_fingerprint) "
+                                    "VALUES (?, ?, ?)", [(source, counter, fingerprint) for source, (counter, fingerprint)
+                                                         in self.counters_pending.items()])
             self.db.execute("COMMIT")
             self.counters_pending = {}
         except (sqlite3.OperationalError, OSError) as error:
