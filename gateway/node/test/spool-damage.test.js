@@ -58,6 +58,7 @@ describe('a damaged spool', () => {
     assert.deepEqual(check(path), { ok: true, detail: 'ok' });
     assert.equal(recoverIfDamaged(path), null);
     assert.deepEqual(readFileSync(path), before);
+    assert.equal(existsSync(`${path}-wal`), false); // a WAL left behind would read as a crash at the next start
     assert.equal(check(tmpPath('missing.db')).ok, true);
   });
 

@@ -49,6 +49,7 @@ def test_a_sound_spool_is_left_alone(tmp_path):
     assert check(path) == (True, "ok")
     assert recover_if_damaged(path) is None
     assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists()  # a WAL left behind would read as a crash at the next start
     assert check(tmp_path / "missing.db").ok
 
 

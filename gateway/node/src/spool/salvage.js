@@ -38,11 +38,24 @@ export function readOnly(path) {
   return new Database(path, { readonly: true, fileMustExist: true });
 }
 
+/** After a read-only connection closed: SQLite made the -wal and -shm files for it when there were none, and they
+ * are removed again (an empty WAL), since a WAL file left behind tells the next start that the last run crashed.
+ * before: [had -wal, had -shm] from beforeReading. */
+function tidy(path, [hadWal, hadShm]) {
+  if (!hadWal && existsSync(`${path}-wal`) && statSync(`${path}-wal`).size === 0) {
+    rmSync(`${path}-wal`, { force: true });
+    if (!hadShm) rmSync(`${path}-shm`, { force: true });
+  }
+}
+
+const beforeReading = (path) => [existsSync(`${path}-wal`), existsSync(`${path}-shm`)];
+
 /** The spool file's integrity by SQLite's quick check, read-only: {ok, detail}. A missing file is ok; so is one
  * that could not be checked for another reason than damage (detail: "not checked: …"). */
 export function check(path) {
   if (!existsSync(path)) return { ok: true, detail: 'ok' };
   let db;
+  const before = beforeReading(path);
   try {
     db = readOnly(path);
     const found = db.pragma(`quick_check(${CHECK_ROWS})`, { simple: false }).map((row) => row.quick_check);
@@ -55,6 +68,7 @@ export function check(path) {
     return { ok: true, detail: `not checked: ${error.message}` };
   } finally {
     db?.close();
+    tidy(path, before);
   }
 }
 
@@ -110,6 +124,7 @@ function withNewHeader(path, copy, pageSize) {
 
 function salvageFile(path) {
   let db;
+  const before = beforeReading(path);
   try {
     db = readOnly(path);
     // Lets SQLite read a file shorter than its header says (a truncated file) instead of refusing it.
@@ -126,6 +141,7 @@ function salvageFile(path) {
     return { tables: {}, unreadable: error.message };
   } finally {
     db?.close();
+    tidy(path, before);
   }
 }
 

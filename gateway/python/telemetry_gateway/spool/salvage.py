@@ -13,6 +13,8 @@ import re
 import shutil
 import sqlite3
 import struct
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -80,19 +82,32 @@ def check(path: Path) -> Integrity:
     that could not be checked for another reason than damage (detail: "not checked: ...")."""
     if not path.exists():
         return Integrity(True, "ok")
-    db = None
     try:
-        db = read_only(path)
-        found = [row[0] for row in db.execute(f"PRAGMA quick_check({CHECK_ROWS})")]
+        with _reading(path, read_only) as db:
+            found = [row[0] for row in db.execute(f"PRAGMA quick_check({CHECK_ROWS})")]
     except sqlite3.DatabaseError as error:
         # Busy, no room for the WAL index, no permission: the open that follows reports those, not as damage.
         return Integrity(False, str(error)) if is_damage(error) else Integrity(True, f"not checked: {error}")
-    finally:
-        if db is not None:
-            db.close()
     if found == ["ok"]:
         return Integrity(True, "ok")
     return Integrity(False, "; ".join(" ".join(finding.split()) for finding in found))
+
+
+@contextmanager
+def _reading(path: Path, connect: Callable[[Path], sqlite3.Connection]) -> Iterator[sqlite3.Connection]:
+    """A read-only connection, closed after. SQLite makes the -wal and -shm files for it when there were none: they
+    are removed again (an empty WAL), since a WAL file left behind tells the next start that the last run crashed."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    had_wal, had_shm = wal.exists(), shm.exists()
+    db = connect(path)
+    try:
+        yield db
+    finally:
+        db.close()
+        if not had_wal and wal.exists() and wal.stat().st_size == 0:
+            wal.unlink(missing_ok=True)
+            if not had_shm:
+                shm.unlink(missing_ok=True)
 
 
 def salvage(path: Path) -> Salvage:
@@ -140,16 +155,13 @@ def _with_new_header(path: Path, copy: Path, page_size: int) -> bool:
 
 def _salvage(path: Path) -> Salvage:
     try:
-        db = _salvage_connection(path)
-        tables = {row[0].decode() for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as error:
+        with _reading(path, _salvage_connection) as db:
+            tables = {row[0].decode() for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            sequence = _sequence(db) if "sqlite_sequence" in tables else None
+            return Salvage({table: _read_table(db, table, columns, sequence if table == "frames" else None)
+                            for table, columns in _TABLES.items() if table in tables}, "")
+    except sqlite3.DatabaseError as error:  # whatever it is, the start goes on with an empty spool
         return Salvage({}, str(error))
-    try:
-        sequence = _sequence(db) if "sqlite_sequence" in tables else None
-        return Salvage({table: _read_table(db, table, columns, sequence if table == "frames" else None)
-                        for table, columns in _TABLES.items() if table in tables}, "")
-    finally:
-        db.close()
 
 
 def _sequence(db: sqlite3.Connection) -> int | None:
