@@ -103,6 +103,7 @@ export class Store {
   /** Opens (or creates) the spool file at path; synchronous: "FULL" or "NORMAL" (the policy's). */
   constructor(path, synchronous) {
     this.path = path;
+    this.synchronous = synchronous;
     this.db = connect(path, synchronous);
     try {
       openFormat(this.db, path);
@@ -143,6 +144,10 @@ export class Store {
    * or the page limit refused it. */
   commit(frames, acked, stamps, seqs = []) {
     let deleted = 0;
+    // Counters are durable in every policy (spool.md, "Counters of signed frames"): fsynced inside the commit, before
+    // a reader can take its frames; at NORMAL a power cut could take back a counter whose frame Cassandra has.
+    const durable = this.countersPending.size > 0 && this.synchronous !== 'FULL';
+    if (durable) this.db.pragma('synchronous = FULL');
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const [first, last] of acked) deleted += this._deleteRange.run(first, last).changes;
@@ -159,6 +164,8 @@ export class Store {
         throw new SpoolFull(error.message, diskFree(this.path) >= DISK_FULL_BYTES, { cause: error });
       }
       throw error;
+    } finally {
+      if (durable) this.db.pragma(`synchronous = ${this.synchronous}`);
     }
     this.depth += frames.length - deleted;
     this.changes += deleted + frames.length + stamps.length + seqs.length + this.countersPending.size;

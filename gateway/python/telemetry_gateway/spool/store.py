@@ -83,6 +83,7 @@ def disk_free(path: Path) -> int:
 class Store:
     def __init__(self, path: Path, synchronous: str) -> None:
         self.path = path
+        self.synchronous = synchronous
         self.lock = threading.Lock()  # the writer connection's
         self.db = connect(path)
         try:
@@ -110,6 +111,11 @@ class Store:
         """One transaction: deletes acknowledged inclusive id ranges, appends frames, stores stamps and seqs.
         Raises SpoolFull (nothing written) when the disk or the page limit refused it."""
         before = self.db.total_changes
+        # Counters are durable in every policy (spool.md, "Counters of signed frames"): at synchronous=NORMAL a
+        # power cut could take back a counter whose frame Cassandra already has, and let its replay in.
+        durable = bool(self.counters_pending) and self.synchronous != "FULL"
+        if durable:
+            self.db.execute("PRAGMA synchronous=FULL")
         try:
             self.db.execute("BEGIN IMMEDIATE")
             if acked:
@@ -136,6 +142,9 @@ class Store:
             if isinstance(error, OSError) or no_room(message):
                 raise SpoolFull(message, cap_reached=disk_free(self.path) >= DISK_FULL_BYTES) from error
             raise
+        finally:
+            if durable:
+                self.db.execute(f"PRAGMA synchronous={self.synchronous}")
         self.depth += len(frames) - deleted
 
     def _insert(self, frames: list[NewFrame] | list[SpooledFrame]) -> None:
