@@ -142,4 +142,25 @@ describe('a damaged spool', () => {
   it('names the file aside by the UTC time', () => {
     assert.equal(basename(asidePath(join('/x', 'spool.db'), 1_795_811_400_900)), 'spool.db.damaged-20261127T203000Z');
   });
+
+  it('keeps the key each counter was accepted under', () => {
+    const path = tmpPath('spool.db');
+    writeSpool(path, 5);
+    const db = new Database(path);
+    db.exec("UPDATE source_counters SET key_fingerprint = '0123456789abcdef'");
+    db.exec("INSERT INTO source_counters VALUES ('SIG-2', 9, 'not a fingerprint')");
+    db.close();
+    const counters = salvage(path).tables.source_counters;
+    assert.deepEqual(counters.rows, [['SIG-1', 77, '0123456789abcdef']]);
+    assert.equal(counters.invalid, 1);
+  });
+
+  it('gives the counters of a format 4 spool no key', () => {
+    const path = tmpPath('spool.db');
+    const db = new Database(path);
+    db.exec('CREATE TABLE source_counters (source TEXT PRIMARY KEY, counter INTEGER NOT NULL)');
+    db.exec("INSERT INTO source_counters VALUES ('SIG-1', 77)");
+    db.close();
+    assert.deepEqual(salvage(path).tables.source_counters.rows, [['SIG-1', 77, '']]);
+  });
 });

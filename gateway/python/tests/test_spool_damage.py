@@ -118,3 +118,25 @@ def test_rows_that_cannot_be_intact_are_not_kept(tmp_path):
 
 def test_the_file_aside_is_named_by_the_utc_time(tmp_path):
     assert aside_path(tmp_path / "spool.db", 1_795_811_400.9).name == "spool.db.damaged-20261127T203000Z"
+
+
+def test_counters_keep_the_key_they_were_accepted_under(tmp_path):
+    path = tmp_path / "spool.db"
+    write_spool(path, frames=5)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE source_counters SET key_fingerprint = '0123456789abcdef'")
+    db.execute("INSERT INTO source_counters VALUES ('SIG-2', 9, 'not a fingerprint')")
+    db.commit()
+    db.close()
+    counters = salvage(path).tables["source_counters"]
+    assert counters.rows == [("SIG-1", 77, "0123456789abcdef")] and counters.invalid == 1
+
+
+def test_a_format_4_spool_gives_counters_without_a_key(tmp_path):
+    path = tmp_path / "spool.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE source_counters (source TEXT PRIMARY KEY, counter INTEGER NOT NULL)")
+    db.execute("INSERT INTO source_counters VALUES ('SIG-1', 77)")
+    db.commit()
+    db.close()
+    assert salvage(path).tables["source_counters"].rows == [("SIG-1", 77, "")]

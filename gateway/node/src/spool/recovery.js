@@ -19,7 +19,7 @@ const INSERT_ROWS = 128; // frames per INSERT statement (640 variables)
 const SMALL_TABLES = {
   receipt_stamps: ['source', 'last_ts_ms'],
   source_seqs: ['source', 'seq', 'ts_ms'],
-  source_counters: ['source', 'counter'],
+  source_counters: ['source', 'counter', 'key_fingerprint'],
 };
 const NONE = { rows: [], invalid: 0, skippedRanges: 0, skippedIds: -1 };
 

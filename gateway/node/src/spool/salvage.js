@@ -26,6 +26,10 @@ const TABLES = {
   source_seqs: 'CAST(source AS BLOB), seq, ts_ms, typeof(source)',
   source_counters: 'CAST(source AS BLOB), counter, typeof(source)',
 };
+// Format 5 added the key a counter was accepted under (spool.sql); a format 4 row has none, as its upgrade gives.
+const COUNTERS_WITH_KEY = 'CAST(source AS BLOB), counter, CAST(key_fingerprint AS BLOB), '
+  + 'typeof(source) || typeof(key_fingerprint)';
+const FINGERPRINT_RE = /^([0-9a-f]{16})?$/;
 
 /** Whether an error of SQLite says the file is damaged (SQLITE_CORRUPT…, SQLITE_NOTADB), not busy or full. */
 export function isDamage(error) {
@@ -131,9 +135,14 @@ function salvageFile(path) {
     db.pragma('writable_schema = ON');
     const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
     const sequence = tables.has('sqlite_sequence') ? lastFrameId(db) : null;
+    const columns = { ...TABLES };
+    if (tables.has('source_counters')
+      && db.pragma('table_info(source_counters)').some((column) => column.name === 'key_fingerprint')) {
+      columns.source_counters = COUNTERS_WITH_KEY;
+    }
     const result = {};
-    for (const [table, columns] of Object.entries(TABLES)) {
-      if (tables.has(table)) result[table] = readTable(db, table, columns, table === 'frames' ? sequence : null);
+    for (const table of Object.keys(TABLES)) {
+      if (tables.has(table)) result[table] = readTable(db, table, columns[table], table === 'frames' ? sequence : null);
     }
     return { tables: result, unreadable: '' };
   } catch (error) {
@@ -270,7 +279,17 @@ function validPair(row) {
   return ok ? [source, ...values.map(Number)] : null;
 }
 
+/** [source, counter, key fingerprint]; a format 4 row has none: ''. */
+function validCounter(row) {
+  const [sourceBytes, counter, fingerprintBytes, types] = row.length === 3
+    ? [row[0], row[1], Buffer.alloc(0), `${row[2]}text`] : row;
+  const source = text(sourceBytes);
+  if (types !== 'texttext' || !source || !isInt(counter) || !(safe(counter) || safe(-counter))) return null;
+  const fingerprint = Buffer.isBuffer(fingerprintBytes) ? fingerprintBytes.toString('latin1') : null;
+  return fingerprint !== null && FINGERPRINT_RE.test(fingerprint) ? [source, Number(counter), fingerprint] : null;
+}
+
 // Each returns the row with its text decoded, or null for a row that cannot be an intact one.
 const VALIDATORS = {
-  frames: validFrame, receipt_stamps: validPair, source_seqs: validPair, source_counters: validPair,
+  frames: validFrame, receipt_stamps: validPair, source_seqs: validPair, source_counters: validCounter,
 };

@@ -21,7 +21,7 @@ _INSERT_ROWS = 128  # frames per INSERT statement (640 variables)
 # The per-source tables taken over, by the columns read (salvage.py); named, so that a later format's added column
 # keeps its default.
 _SMALL_TABLES = {"receipt_stamps": ("source", "last_ts_ms"), "source_seqs": ("source", "seq", "ts_ms"),
-                 "source_counters": ("source", "counter")}
+                 "source_counters": ("source", "counter", "key_fingerprint")}
 
 
 class Recovered(NamedTuple):

@@ -33,6 +33,9 @@ _TABLES = {
     "source_seqs": "source, seq, ts_ms, typeof(source)",
     "source_counters": "source, counter, typeof(source)",
 }
+# Format 5 added the key a counter was accepted under (spool.sql); a format 4 row has none, as its upgrade gives.
+_COUNTERS_WITH_KEY = "source, counter, CAST(key_fingerprint AS BLOB), typeof(source) || typeof(key_fingerprint)"
+_FINGERPRINT = re.compile(r"([0-9a-f]{16})?")
 
 
 class Integrity(NamedTuple):
@@ -158,8 +161,12 @@ def _salvage(path: Path) -> Salvage:
         with _reading(path, _salvage_connection) as db:
             tables = {row[0].decode() for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             sequence = _sequence(db) if "sqlite_sequence" in tables else None
-            return Salvage({table: _read_table(db, table, columns, sequence if table == "frames" else None)
-                            for table, columns in _TABLES.items() if table in tables}, "")
+            columns = dict(_TABLES)
+            if "source_counters" in tables and b"key_fingerprint" in {
+                    row[1] for row in db.execute("PRAGMA table_info(source_counters)")}:
+                columns["source_counters"] = _COUNTERS_WITH_KEY
+            return Salvage({table: _read_table(db, table, columns[table], sequence if table == "frames" else None)
+                            for table in _TABLES if table in tables}, "")
     except sqlite3.DatabaseError as error:  # whatever it is, the start goes on with an empty spool
         return Salvage({}, str(error))
 
@@ -282,5 +289,17 @@ def _valid_pair(row: tuple) -> tuple | None:
 
 
 # Each returns the row with its text decoded, or None for a row that cannot be an intact one.
+def _valid_counter(row: tuple) -> tuple | None:
+    """(source, counter, key fingerprint); a format 4 row has none: ''."""
+    if len(row) == 3:
+        row = (row[0], row[1], b"", row[2] + b"text")
+    source, counter, fingerprint, types = row
+    source = _text(source)
+    if types != b"texttext" or not source or not isinstance(counter, int) or abs(counter) > _MAX_EXACT:
+        return None
+    fingerprint = fingerprint.decode("ascii", "replace") if isinstance(fingerprint, bytes) else ""
+    return (source, counter, fingerprint) if _FINGERPRINT.fullmatch(fingerprint) else None
+
+
 _VALIDATORS = {"frames": _valid_frame, "receipt_stamps": _valid_pair, "source_seqs": _valid_pair,
-               "source_counters": _valid_pair}
+               "source_counters": _valid_counter}
