@@ -194,6 +194,7 @@ class Gateway:
 
         notifier.notify("STOPPING=1")
         event(logging.INFO, "gateway_stopping", spooled_frames=self.spool.depth)
+        self.spool.stopping()  # frames already read may take the last of a full disk's reserve
         self._inputs_stop.set()
         inputs_deadline = time.monotonic() + INPUTS_STOP_S
         for thread in self._inputs:

@@ -16,6 +16,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from . import clean_stop
 from .policies import POLICIES
 from .recovery import Recovered, recover_if_damaged
 from .salvage import is_damage
@@ -35,8 +36,10 @@ class Spool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.reserve_path = self.path.with_name(self.path.name + ".reserve")
         reserve = Reserve(self.reserve_path)
-        # SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash.
-        self.unclean_stop = self.path.with_name(self.path.name + "-wal").exists()
+        # SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash, unless
+        # the last stop was clean and only its checkpoint found no room (clean_stop.py).
+        clean = clean_stop.take(self.path)
+        self.unclean_stop = self.path.with_name(self.path.name + "-wal").exists() and not clean
         # A damaged file is replaced by a new spool with what could be read from it (spool.md, "A damaged spool").
         self.recovered: Recovered | None = recover_if_damaged(self.path)
         policy = POLICIES[fsync]
@@ -45,8 +48,8 @@ class Spool:
         except sqlite3.DatabaseError as error:
             if is_damage(error) and self.recovered is None:  # damage the quick check did not see
                 self.recovered = recover_if_damaged(self.path, damage=str(error))
-            elif not isinstance(error, sqlite3.OperationalError) or not no_room(str(error)) or not (
-                    reserve.release(keep=DRAIN_RESERVE_BYTES) or reserve.release(keep=0)):
+            elif (not isinstance(error, sqlite3.OperationalError) or not no_room(str(error))
+                  or not reserve.release_for_open()):
                 raise
             self._store = Store(self.path, policy.synchronous)  # opening (the WAL index, a first write) needed room
         self._room = Room(self._store, reserve, max_bytes)
@@ -179,16 +182,24 @@ class Spool:
         """Whether the periodic checkpoint should run now (the policy says how often)."""
         return self._policy.checkpoint_due(*self._room.since_checkpoint(now))
 
+    def stopping(self) -> None:
+        """At a stop: frames already read may take the last part of the disk's reserve (spool.md, "Full disk")."""
+        self._room.stopping()
+
     def close(self) -> int:
-        """Commits what is still held in memory (deferred; normally the ingest's last commit did), then closes.
-        Returns how many held frames could not be committed (a disk with no room at all): lost."""
+        """Commits what is still held in memory (deferred; normally the ingest's last commit did), then closes,
+        the WAL cut (with the reserve's room on a full disk), and leaves the clean-stop marker. Returns how many
+        held frames could not be committed (a disk with no room at all): lost."""
         lost = 0
         if self._policy.held:
             self.lift_cap()
+            self.stopping()
             try:
                 self.commit([], [], final=True)
             except (SpoolFull, sqlite3.Error):
                 lost = self._policy.held
+        self._room.cut_wal()
         self._room.close()
         self._store.close()
+        clean_stop.leave(self.path)
         return lost

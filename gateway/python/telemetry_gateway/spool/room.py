@@ -6,9 +6,14 @@ it, so frames already read still fit. A full disk is met with the reserve (RESER
 in two parts: when a commit of new frames finds the disk full, all but DRAIN_RESERVE_BYTES of it goes and the
 commit is retried, so what was read is kept; the rest goes only to delete acknowledged frames or to open the
 spool, so a spool on a disk that stays full still drains, even after a restart. Reading stays paused (room() says
-"disk") until the disk has room for the whole reserve again plus a margin. A low disk also has the WAL
-checkpointed and cut to nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it
-restarts), and a drained spool gives its free pages back (VACUUM).
+"disk") until the disk has room for the whole reserve again plus a margin. A low disk also has the WAL cut to
+nothing after every commit (and at every room check), since a WAL keeps its largest size (journal_size_limit trims
+it only when it restarts), and a drained spool gives its free pages back (VACUUM) before reading resumes.
+
+A WAL can only be cut once the database file took its pages, and pages past the file's end make the file grow:
+on a disk with no room left that checkpoint fails, and the WAL, which holds the room, stays. So a checkpoint
+refused for lack of room gets the reserve's room (its last part too), and the last part is made again from the
+room the cut WAL gave back.
 
 Checkpoints run on a connection of their own, called by a thread of their own: SQLite's automatic checkpoint would
 run inside whichever commit crosses 1,000 WAL pages and hold that group's frames for the copy and its fsync.
@@ -24,7 +29,7 @@ from pathlib import Path
 
 from .safe_seqs import Seqs
 from .schema import BUSY_TIMEOUT_MS, connect
-from .store import NewFrame, SpooledFrame, SpoolFull, Store, disk_free
+from .store import NewFrame, SpooledFrame, SpoolFull, Store, disk_free, no_room
 
 RESERVE_BYTES = 1 << 20
 DRAIN_RESERVE_BYTES = 256 << 10  # the reserve's last part: WAL room for deleting acknowledged frames (in steps)
@@ -32,6 +37,7 @@ ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: r
 # Above the cap, for frames read before reading paused: the inputs' credits (inputs.py), a few 16 KiB reads each.
 CAP_HEADROOM = 4 << 20
 NO_PAGE_LIMIT = 2**31 - 2  # SQLite's largest max_page_count
+OPEN_STEP_BYTES = 64 << 10  # of the reserve's last part, given at a time to open the spool on a full disk
 DELETE_STEP_FRAMES = 256  # acknowledged frames deleted per transaction on a full disk: a few pages of WAL
 
 
@@ -47,17 +53,18 @@ class Reserve:
         except FileNotFoundError:
             return 0
 
-    def keep(self, margin: int) -> bool:
-        """The reserve file is whole, or is made now if the disk has room for what it lacks and margin bytes more."""
+    def keep(self, margin: int, size: int = RESERVE_BYTES) -> bool:
+        """The reserve file holds size bytes, or is made so now if the disk has room for what it lacks and margin
+        bytes more."""
         kept = self.size()  # what is left of it after a full disk took a part
-        if kept >= RESERVE_BYTES:
+        if kept >= size:
             return True
-        if disk_free(self.path) < RESERVE_BYTES - kept + margin:
+        if disk_free(self.path) < size - kept + margin:
             return False
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
             try:
-                os.posix_fallocate(fd, 0, RESERVE_BYTES)  # real blocks: a sparse file would reserve nothing
+                os.posix_fallocate(fd, 0, size)  # real blocks: a sparse file would reserve nothing
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -68,6 +75,12 @@ class Reserve:
                 self.path.unlink(missing_ok=True)
             return False
         return True
+
+    def release_for_open(self) -> bool:
+        """Room for opening the spool (its WAL index, a first write): the part above the last one, else
+        OPEN_STEP_BYTES of the last part (the rest stays for the drain); False if there was none."""
+        size = self.size()
+        return self.release(DRAIN_RESERVE_BYTES if size > DRAIN_RESERVE_BYTES else max(0, size - OPEN_STEP_BYTES))
 
     def release(self, keep: int) -> bool:
         """Gives the reserve's room beyond keep bytes to the disk; False if there was none."""
@@ -91,10 +104,12 @@ class Room:
         self._checkpointer_lock = threading.Lock()
         self.checkpointed = (0, time.monotonic())  # rows changed and the time at the last checkpoint
         self._used_pages_at = -1  # store.changes when the pages in use were last counted
+        self._given_back_at = -1  # store.changes when a drained spool last gave its free pages back
         self._used_pages_cached = 0
         # The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
         self._cap_pages = max(16, max_bytes // store.page_size)
         self._set_page_limit(self._cap_pages + CAP_HEADROOM // store.page_size)
+        self._frames_keep = DRAIN_RESERVE_BYTES  # what a commit of new frames leaves of the reserve (0 at a stop)
         self.disk_low = not self.keep_reserve()  # no room for the reserve (and its margin) at the last look
 
     def _set_page_limit(self, pages: int) -> None:
@@ -104,11 +119,12 @@ class Room:
         """None while reading may go on; "cap" when the spool holds max_bytes, "disk" while its disk has no room
         for the reserve (and a margin, waived for a drained spool)."""
         if self.disk_low:
+            # A drained spool shrinks before reading resumes (once per change: VACUUM writes the pages in use).
+            if self._store.depth == 0 and self._given_back_at != self._store.changes:
+                self._give_back_free_pages()
+            else:
+                self.cut_wal()
             self.disk_low = not self.keep_reserve()
-            if self.disk_low and self._truncate_wal():
-                self.disk_low = not self.keep_reserve()
-            if self.disk_low and self._store.depth == 0 and self._give_back_free_pages():
-                self.disk_low = not self.keep_reserve()
             if self.disk_low:
                 return "disk"
         with self._store.lock:
@@ -149,54 +165,87 @@ class Room:
         except SpoolFull as full:
             if full.cap_reached:
                 raise
-            if self.release_reserve(keep=DRAIN_RESERVE_BYTES if frames else 0):
-                self._store.commit(frames, acked, receipt_stamps, seqs)
-                return
+            if self.release_reserve(keep=self._frames_keep if frames else 0):
+                self._cut_wal()  # the WAL's pages into the file first: the retried commit starts a new WAL
+                try:
+                    self._store.commit(frames, acked, receipt_stamps, seqs)
+                    self._cut_wal()
+                    return
+                except SpoolFull as again:
+                    full = again
             if acked:
                 self.release_reserve(keep=0)
                 self._delete_in_steps(acked)
             if frames or receipt_stamps or seqs:
-                raise
+                raise full from None
+        if self.disk_low:  # the WAL never holds more than one commit that the file has not taken
+            self._cut_wal()
+
+    def stopping(self) -> None:
+        """At a stop the frames already read may take the reserve's last part too: nothing reads after them."""
+        self._frames_keep = 0
 
     def _delete_in_steps(self, acked: list[tuple[int, int]]) -> None:
         """On a disk with no room left, deletes acknowledged frames a few pages at a time, cutting the WAL back
         after each step: the one transaction deleting them all may need more WAL than the disk has, and would
         only grow while it keeps failing. Stops at the first step that does not fit; deleting again is harmless."""
+        self._cut_wal()  # a WAL that filled the disk first gives its room back
         for first, last in acked:
             for start in range(first, last + 1, DELETE_STEP_FRAMES):
                 try:
                     self._store.delete_range(start, min(last, start + DELETE_STEP_FRAMES - 1))
                 except (sqlite3.OperationalError, OSError):
                     return
-                self._checkpoint_truncate()
+                self._cut_wal()
 
-    def _truncate_wal(self) -> bool:
+    def cut_wal(self) -> bool:
         """On a low disk, copies the WAL into the database and cuts it to nothing: the WAL of a spool that grew
-        while Cassandra was away can hold most of the disk. False if readers or the disk did not let it."""
+        while Cassandra was away can hold most of the disk. False if readers (or the disk) did not let it."""
         with self._store.lock:
-            return self._checkpoint_truncate()
+            return self._cut_wal()
+
+    def _cut_wal(self) -> bool:
+        """cut_wal() under the writer's lock. A checkpoint refused for lack of room (the file must grow to take
+        the WAL's newest pages) is given the reserve, its last part too; the cut WAL holds at least the room the
+        file grew by, so the last part is made again from it."""
+        outcome = self._checkpoint_truncate()
+        if outcome == "no room":
+            for keep in (DRAIN_RESERVE_BYTES, 0):
+                if self.release_reserve(keep):
+                    outcome = self._checkpoint_truncate()
+                    if outcome != "no room":
+                        break
+            if outcome == "done":
+                self._reserve.keep(0, DRAIN_RESERVE_BYTES)
+        return outcome == "done"
 
     def _give_back_free_pages(self) -> bool:
         """A drained spool on a low disk: its free pages go back to the disk (VACUUM rewrites the few pages in
         use). False if the disk had no room for it yet: tried again at the next room check."""
         with self._store.lock:
+            if not self._cut_wal():
+                return False
             try:
                 self._store.db.execute("VACUUM")
             except sqlite3.Error:
                 return False
             self._used_pages_at = -1
-            return self._checkpoint_truncate()
+            if not self._cut_wal():
+                return False
+            self._given_back_at = self._store.changes
+            return True
 
-    def _checkpoint_truncate(self) -> bool:
+    def _checkpoint_truncate(self) -> str:
+        """"done", "busy" (a reader: tried at the next room check) or "no room" (the disk refused it)."""
         db = self._store.db
         try:
-            db.execute("PRAGMA busy_timeout=0")  # a reader busy now: try at the next room check
+            db.execute("PRAGMA busy_timeout=0")
             busy, _pages, _copied = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error:
-            return False
+        except sqlite3.Error as error:
+            return "no room" if no_room(str(error)) else "busy"
         finally:
             db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        return busy == 0
+        return "busy" if busy else "done"
 
     def checkpoint(self) -> tuple[int, int]:
         """Copies the WAL into the database file without blocking commits or reads (PASSIVE): the pages of
@@ -204,7 +253,12 @@ class Room:
         interval policy. Returns (pages in the WAL, pages checkpointed)."""
         with self._checkpointer_lock:
             self.checkpointed = (self._store.changes, time.monotonic())
-            _busy, wal_pages, copied = self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            try:
+                _busy, wal_pages, copied = self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except sqlite3.OperationalError as error:
+                if no_room(str(error)):  # the WAL took the disk: the room checks cut it, with the reserve
+                    self.disk_low = True
+                raise
         return wal_pages, copied
 
     def since_checkpoint(self, now: float) -> tuple[int, float]:
