@@ -49,18 +49,21 @@ function refuse(response, status, head, close) {
   response.end(body);
 }
 
-/** Answers a parsed request on response: the decision, then the path's content. Never throws. */
-function answer(request, response, where, registry, statusPage) {
+/** Answers a parsed request on response: the decision, then the path's content; count(status) for every answer
+ * but a 200. Never throws. */
+function answer(request, response, { where, registry, statusPage, count }) {
   const { status, serve } = decide(parsed(request), where);
   const head = request.method === 'HEAD';
   const close = CLOSING.has(status) || request.httpVersion !== '1.1';
   response.setHeader('X-Content-Type-Options', 'nosniff');
   if (close) response.setHeader('Connection', 'close');
   if (status !== 200 || (serve !== '/metrics' && statusPage === null)) {
+    count(status === 200 ? 404 : status);
     refuse(response, status === 200 ? 404 : status, head, close);
     return;
   }
   const failed = (error) => { // a bug or the spool closing: the client sees it, nothing is thrown on
+    count(500);
     try {
       response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${serve} failed: ${error.message}\n`);
     } catch {
@@ -92,12 +95,14 @@ function refuseRaw(socket, status) {
     + `X-Content-Type-Options: nosniff\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/** The parser's verdicts (status.md, rules 1 and the limits): the head too long, too slow, or not HTTP/1.x. */
-function clientError(error, socket) {
+/** The parser's verdicts (status.md, rule 1 and the limits): the head too long, too slow, or not HTTP/1.x. */
+function clientError(error, socket, count) {
   if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
     socket.destroy();
   } else {
-    refuseRaw(socket, { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }[error.code] ?? 400);
+    const status = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }[error.code] ?? 400;
+    count(status);
+    refuseRaw(socket, status);
   }
 }
 
@@ -114,10 +119,12 @@ function clientError(error, socket) {
  */
 export function startMetricsServer(listen, registry, statusPage = null, hostNames = []) {
   const { host, port } = parseListen(listen);
-  const where = listener(listen, hostNames);
+  const refused = registry.getSingleMetric('telemetry_gateway_http_refused_total'); // absent from a bare registry
+  const count = (status) => refused?.inc({ status: String(status) });
+  const parts = { where: listener(listen, hostNames), registry, statusPage, count };
   const handle = (request, response) => {
     try {
-      answer(request, response, where, registry, statusPage);
+      answer(request, response, parts);
     } catch (error) { // a bug: this request fails, the listener and the gateway run on
       event('warning', 'status_request_failed', { error: error.message });
       response.destroy();
@@ -125,7 +132,8 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   };
   const server = http.createServer(LIMITS, handle);
   server.maxConnections = MAX_CONNECTIONS;
-  server.on('clientError', clientError);
+  server.on('drop', () => count('dropped')); // a connection over the bound, closed unanswered
+  server.on('clientError', (error, socket) => clientError(error, socket, count));
   // CONNECT and Upgrade requests are decided like any other and never change protocol: each gets a response of its
   // own on its socket, which then closes.
   const detached = (request, socket) => {

@@ -156,6 +156,7 @@ export function createMetrics() {
     last_seen: lastSeenGauge(r),
     alerts_firing: declare('alerts_firing', r),
     alert_command_failures: declare('alert_command_failures_total', r),
+    http_refused: declare('http_refused_total', r),
   };
 }
 

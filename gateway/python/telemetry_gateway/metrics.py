@@ -61,6 +61,7 @@ class Metrics:
         self.last_seen = LastSeen(FAMILIES[PREFIX + "source_last_seen_seconds"], r)
         self.alerts_firing = declare("alerts_firing", r)
         self.alert_command_failures = declare("alert_command_failures_total", r)
+        self.http_refused = declare("http_refused_total", r)
 
 
 def declare(name: str, registry: CollectorRegistry) -> Counter | Gauge | Histogram:

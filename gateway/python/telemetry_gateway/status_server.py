@@ -105,6 +105,7 @@ class StatusServer:
             raise
         self.server_address = self.socket.getsockname()
         self.registry, self.page, self.where = registry, page, listener(listen, host_names)
+        self.refused = page.metrics.http_refused
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._accept, name="status server", daemon=True)
@@ -132,6 +133,7 @@ class StatusServer:
                 continue
             if not self.slots.acquire(blocking=False):
                 connection.close()  # over the bound: closed at once, without an answer
+                self.refused.labels("dropped").inc()
                 continue
             threading.Thread(target=self._serve, args=(connection,), name="status connection", daemon=True).start()
 
@@ -147,24 +149,30 @@ class StatusServer:
             self.slots.release()
 
     def _requests(self, connection: socket.socket) -> None:
-        pending = b""
+        pending, first = b"", True
         while True:
             deadline = time.monotonic() + HEAD_TIMEOUT_S
             try:
-                head, pending = self._head(connection, pending, deadline)
+                head, pending = self._head(connection, pending, deadline, first)
                 request, close, accept = parse_head(head)
             except Refused as refused:
+                self.refused.labels(str(refused.status)).inc()
                 connection.sendall(answer(refused.status, close=True))
                 return
             status, path = decide(request, self.where)
             close = close or status in CLOSING
-            connection.sendall(self._respond(status, path, request.method == "HEAD", accept, close))
+            reply = self._respond(status, path, request.method == "HEAD", accept, close)
+            if not reply.startswith(b"HTTP/1.1 200 "):
+                self.refused.labels(reply[9:12].decode()).inc()
+            connection.sendall(reply)
             if close:
                 return
+            first = False
 
     @staticmethod
-    def _head(connection: socket.socket, pending: bytes, deadline: float) -> tuple[bytes, bytes]:
-        """The next head (through its CRLF CRLF) and the bytes after it."""
+    def _head(connection: socket.socket, pending: bytes, deadline: float, first: bool) -> tuple[bytes, bytes]:
+        """The next head (through its CRLF CRLF) and the bytes after it. Out of time: 408, or, on a connection idle
+        after an answer, closed without one."""
         while True:
             end = pending.find(b"\r\n\r\n")
             if end >= 0 and end + 4 <= MAX_HEAD:
@@ -175,7 +183,7 @@ class StatusServer:
                 raise Refused(400)
             left = deadline - time.monotonic()
             if left <= 0:
-                if pending:
+                if pending or first:
                     raise Refused(408)
                 raise Closed()
             connection.settimeout(left)
