@@ -205,6 +205,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
 
   const stopping = notifier.notify('STOPPING=1'); // sent by a child: awaited before the process exits
   event('info', 'gateway_stopping', { spooled_frames: spool.depth });
+  spool.stopping(); // frames already read may take the last of a full disk's reserve
   await Promise.race([Promise.all(inputs.map((input) => input.stop())), sleep(INPUTS_STOP_MS)]);
   const deadline = performance.now() + INPUTS_DRAIN_MS;
   while (ingest.queue.length && ingest.died === null && performance.now() < deadline) await sleep(20);

@@ -5,8 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, unlinkSync,
-  writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, truncateSync,
+  unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -142,6 +142,7 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     spool.close();
     fillDisk(disk);
     spool = new Spool(path);
+    fillDisk(disk); // what opening took from the reserve and did not use
     assert.throws(() => spool.commit(frames(161, 10 ** 6), []), SpoolFull);
     const taken = spool.take(0, 10 ** 6);
     assert.ok(taken.length === spool.depth && taken.length > 600);
@@ -227,4 +228,91 @@ describe('a really full disk', { skip: NOT_ROOT }, () => {
     assert.equal(spool.room(), null);
     spool.close();
   }));
+});
+
+// A WAL that holds the disk (spool.md, "Full disk" and "A clean stop"): pages past the database file's end can only be
+// checkpointed by growing the file, which a full disk refuses; the reserve's room lets the checkpoint through, so a
+// stop leaves no WAL, and a WAL a clean stop did leave is not taken for a crash.
+describe('a WAL that holds the disk', { skip: NOT_ROOT }, () => {
+  const wal = (path) => `${path}-wal`;
+
+  it('is cut at the stop with the reserve, and the drained spool shrinks', () => withSmallTmpfs((disk) => {
+    const path = join(disk, 'spool.sqlite');
+    const spool = new Spool(path);
+    const committed = [];
+    for (let i = 0; i < 20; i++) { // no checkpoint: the WAL holds every new page, the database file none of them
+      const group = frames(500, i * 500);
+      spool.commit(group, []);
+      committed.push(...group);
+    }
+    assert.ok(statSync(wal(path)).size > 500 << 10 && statSync(path).size < 64 << 10);
+    const filler = fillDisk(disk);
+    assert.equal(spool.close(), 0);
+    assert.equal(existsSync(wal(path)), false, "the stop's checkpoint got the reserve's room");
+    assert.ok(existsSync(`${path}.clean-stop`));
+    fillDisk(disk); // what the cut WAL gave back
+
+    const reopened = new Spool(path);
+    assert.equal(reopened.uncleanStop, false);
+    assert.equal(existsSync(`${path}.clean-stop`), false);
+    const taken = reopened.take(0, 10 ** 6);
+    assert.deepEqual(taken.map(columns), committed.map(columns));
+    reopened.commit([], [[taken[0].id, taken.at(-1).id]]); // the disk still full: acknowledged frames leave
+    assert.equal(reopened.depth, 0);
+    unlinkSync(filler);
+    assert.equal(reopened.room(), null);
+    assert.ok(statSync(path).size < 64 << 10, 'a drained spool gives its pages back before reading resumes');
+    reopened.close();
+  }));
+
+  it('is cut after every commit on a low disk, the last part kept but for a stop', () => withSmallTmpfs((disk) => {
+    const path = join(disk, 'spool.sqlite');
+    const spool = new Spool(path);
+    fillDisk(disk);
+    spool.commit(frames(2000), []); // refused, then given the reserve's first part
+    assert.equal(spool.diskLow, true);
+    assert.equal(spool.room(), 'disk');
+    assert.equal(statSync(wal(path)).size, 0);
+    assert.equal(statSync(spool.reservePath).size, DRAIN_RESERVE_BYTES);
+    spool.stopping(); // at a stop the frames already read take the last part too
+    spool.commit(frames(200, 2000), []);
+    assert.equal(spool.close(), 0);
+    assert.equal(existsSync(wal(path)), false);
+    const reopened = new Spool(path);
+    assert.equal(reopened.depth, 2200);
+    reopened.close();
+  }));
+});
+
+describe('the clean-stop marker', () => {
+  it('makes a WAL left at open an unclean stop only when it is not there', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'spool-clean-stop-'));
+    try {
+      const path = join(folder, 'spool.sqlite');
+      const spool = new Spool(path);
+      spool.commit(frames(10), []);
+      for (const name of ['crashed', 'stopped']) { // the files as a crash leaves them: the WAL not checkpointed
+        mkdirSync(join(folder, name));
+        for (const suffix of ['', '-wal']) {
+          copyFileSync(`${path}${suffix}`, join(folder, name, `spool.sqlite${suffix}`));
+        }
+      }
+      spool.close();
+      const again = new Spool(path);
+      assert.equal(again.uncleanStop, false);
+      again.close();
+      const crashed = new Spool(join(folder, 'crashed', 'spool.sqlite'));
+      assert.equal(crashed.uncleanStop, true);
+      crashed.close();
+      const marker = join(folder, 'stopped', 'spool.sqlite.clean-stop');
+      closeSync(openSync(marker, 'w')); // a clean stop whose checkpoint found no room
+      const stopped = new Spool(join(folder, 'stopped', 'spool.sqlite'));
+      assert.equal(stopped.uncleanStop, false);
+      assert.equal(existsSync(marker), false, 'taken away before the run writes');
+      assert.equal(stopped.depth, 10);
+      stopped.close();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });

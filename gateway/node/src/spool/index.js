@@ -11,9 +11,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+import { leaveCleanStop, takeCleanStop } from './clean-stop.js';
 import { POLICIES } from './policies.js';
 import { recoverIfDamaged } from './recovery.js';
-import { DRAIN_RESERVE_BYTES, Reserve, Room } from './room.js';
+import { Reserve, Room } from './room.js';
 import { isDamage } from './salvage.js';
 import { Store, SpoolFull, isDiskError, stampEntries } from './store.js';
 
@@ -30,8 +31,10 @@ export class Spool {
     this.reservePath = `${this.path}.reserve`;
     const reserve = new Reserve(this.reservePath);
     mkdirSync(dirname(this.path), { recursive: true });
-    /** SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash. */
-    this.uncleanStop = existsSync(`${this.path}-wal`);
+    /** SQLite deletes the WAL file when its last connection closes cleanly: one left over means a crash, unless the
+     * last stop was clean and only its checkpoint found no room (clean-stop.js). */
+    const clean = takeCleanStop(this.path);
+    this.uncleanStop = existsSync(`${this.path}-wal`) && !clean;
     /** A damaged file is replaced by a new spool with what could be read from it (spool.md, "A damaged spool"):
      * what was found and done (recovery.js), or null. */
     this.recovered = recoverIfDamaged(this.path);
@@ -41,8 +44,8 @@ export class Spool {
     } catch (error) {
       if (isDamage(error) && this.recovered === null) { // damage the quick check did not see
         this.recovered = recoverIfDamaged(this.path, { damage: error.message });
-      } else if (!isDiskError(error) || !(reserve.release(DRAIN_RESERVE_BYTES) || reserve.release(0))) {
-        // Opening (the WAL index, a first write) needed room: the reserve's first part, or its last.
+      } else if (!isDiskError(error) || !reserve.releaseForOpen()) {
+        // Opening (the WAL index, a first write) needed room: the reserve's first part, or 64 KiB of its last.
         throw error;
       }
       this._store = new Store(this.path, Policy.synchronous);
@@ -181,14 +184,24 @@ export class Spool {
    * held frames could not be committed: lost. */
   close() {
     try {
-      if (this._policy.held) this.liftCap();
+      if (this._policy.held) {
+        this.liftCap();
+        this.stopping();
+      }
       this.commitHeld();
     } catch (error) {
       if (!(error instanceof SpoolFull)) throw error;
     } finally {
       this._policy.close();
+      this._room.cutWal(); // with the reserve's room on a full disk: a stop leaves no WAL behind
       this._store.close();
     }
+    leaveCleanStop(this.path);
     return this._policy.held;
+  }
+
+  /** At a stop: frames already read may take the last part of the disk's reserve (spool.md, "Full disk"). */
+  stopping() {
+    this._room.stopping();
   }
 }

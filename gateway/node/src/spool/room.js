@@ -7,9 +7,14 @@
 // so what was read is kept; the rest goes only to delete acknowledged frames or to open the spool, so a spool on a
 // disk that stays full still drains. Reading stays paused (room() says "disk") until the reserve could be made again
 // with ROOM_MARGIN_BYTES to spare (room for a while, not a flutter); the margin is waived once the spool file holds
-// no frame: on a small disk a drained spool may never leave it. A low disk also has the WAL checkpointed and cut to
-// nothing, since a WAL keeps its largest size (journal_size_limit trims it only when it restarts), and a drained
-// spool gives its free pages back (VACUUM).
+// no frame: on a small disk a drained spool may never leave it. A low disk also has the WAL cut to nothing after
+// every commit (and at every room check), since a WAL keeps its largest size (journal_size_limit trims it only when
+// it restarts), and a drained spool gives its free pages back (VACUUM) before reading resumes.
+//
+// A WAL can only be cut once the database file took its pages, and pages past the file's end make the file grow: on
+// a disk with no room left that checkpoint fails, and the WAL, which holds the room, stays. So a checkpoint refused
+// for lack of room gets the reserve's room (its last part too), and the last part is made again from the room the
+// cut WAL gave back.
 //
 // SQLite's automatic checkpoint is off: it would run inside whichever commit crosses 1,000 WAL pages and hold that
 // group's frames for the copy and its fsync. checkpoint() runs on the reader's connection, from the service's timer.
@@ -18,7 +23,7 @@ import { closeSync, constants, fsyncSync, openSync, rmSync, statSync, truncateSy
   writeSync } from 'node:fs';
 
 import { BUSY_TIMEOUT_MS } from './schema.js';
-import { SpoolFull, diskFree, onlySqliteErrors } from './store.js';
+import { SpoolFull, diskFree, isDiskError, onlySqliteErrors } from './store.js';
 
 export const RESERVE_BYTES = 1 << 20;
 // The reserve's last part: WAL room for deleting acknowledged frames (in steps), never given to new frames.
@@ -28,15 +33,16 @@ export const ROOM_MARGIN_BYTES = 1 << 20; // free beyond the reserve before read
 export const CAP_HEADROOM = 4 << 20;
 const NO_PAGE_LIMIT = 2 ** 31 - 2; // SQLite's largest max_page_count
 export const DELETE_STEP_FRAMES = 256; // acknowledged frames deleted per transaction on a full disk
+export const OPEN_STEP_BYTES = 64 << 10; // of the reserve's last part, given at a time to open the spool
 
 // No posix_fallocate here: writing the zeros and fsyncing them allocates real blocks on ext4, xfs and tmpfs (a
 // sparse file would reserve nothing). A file system that compresses or deduplicates (zfs, btrfs with compression)
 // may store them in next to nothing.
-function writeReserve(path) {
+function writeReserve(path, size) {
   const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT, 0o600);
   try {
-    const zeros = Buffer.alloc(RESERVE_BYTES);
-    for (let done = 0; done < RESERVE_BYTES;) done += writeSync(fd, zeros, done, RESERVE_BYTES - done, done);
+    const zeros = Buffer.alloc(size);
+    for (let done = 0; done < size;) done += writeSync(fd, zeros, done, size - done, done);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -49,19 +55,31 @@ export class Reserve {
     this.path = path;
   }
 
-  /** The reserve file is whole, or is made now if the disk has room for what it lacks and margin bytes more. */
-  keep(margin) {
-    const kept = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0; // what a full disk left of it
-    if (kept >= RESERVE_BYTES) return true;
-    if (diskFree(this.path) < RESERVE_BYTES - kept + margin) return false;
+  /** The reserve file holds size bytes, or is made so now if the disk has room for what it lacks and margin bytes
+   * more. */
+  keep(margin, size = RESERVE_BYTES) {
+    const kept = this.size(); // what a full disk left of it
+    if (kept >= size) return true;
+    if (diskFree(this.path) < size - kept + margin) return false;
     try {
-      writeReserve(this.path);
+      writeReserve(this.path, size);
     } catch {
       if (kept) truncateSync(this.path, kept); // the part it had is still the drain's
       else rmSync(this.path, { force: true });
       return false;
     }
     return true;
+  }
+
+  size() {
+    return statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
+  }
+
+  /** Room for opening the spool (its WAL index, a first write): the part above the last one, else OPEN_STEP_BYTES
+   * of the last part (the rest stays for the drain); false if there was none. */
+  releaseForOpen() {
+    const size = this.size();
+    return this.release(size > DRAIN_RESERVE_BYTES ? DRAIN_RESERVE_BYTES : Math.max(0, size - OPEN_STEP_BYTES));
   }
 
   /** Gives the reserve's room beyond keep bytes to the disk; false if there was none. */
@@ -88,6 +106,8 @@ export class Room {
     this._pageCount = store.db.prepare('PRAGMA page_count').pluck();
     this._freelistCount = store.db.prepare('PRAGMA freelist_count').pluck();
     this._usedPagesAt = -1; // store.changes when the pages in use were counted
+    this._givenBackAt = -1; // store.changes when a drained spool last gave its free pages back
+    this._framesKeep = DRAIN_RESERVE_BYTES; // what a commit of new frames leaves of the reserve (0 at a stop)
     // The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
     this._capPages = Math.max(16, Math.floor(maxBytes / store.pageSize));
     store.db.pragma(`max_page_count = ${this._capPages + Math.floor(CAP_HEADROOM / store.pageSize)}`);
@@ -100,12 +120,16 @@ export class Room {
    * free pages given back, at each check until there is room. */
   room() {
     if (this.diskLow) {
-      this.diskLow = !this.keepReserve();
-      if (this.diskLow && this._truncateWal()) this.diskLow = !this.keepReserve();
-      if (this.diskLow && this._store.depth === 0 && this._giveBackFreePages()) {
-        this._store.changes += 1; // the file changed: its pages in use are counted again
-        this.diskLow = !this.keepReserve();
+      // A drained spool shrinks before reading resumes (once per change: VACUUM writes the pages in use).
+      if (this._store.depth === 0 && this._givenBackAt !== this._store.changes) {
+        if (this._giveBackFreePages()) {
+          this._store.changes += 1; // the file changed: its pages in use are counted again
+          this._givenBackAt = this._store.changes;
+        }
+      } else {
+        this.cutWal();
       }
+      this.diskLow = !this.keepReserve();
       if (this.diskLow) return 'disk';
     }
     return this._usedPages() >= this._capPages ? 'cap' : null;
@@ -148,16 +172,31 @@ export class Room {
       this._store.commit(frames, acked, stamps, seqs);
     } catch (error) {
       if (!(error instanceof SpoolFull) || error.capReached) throw error;
-      if (this.releaseReserve(frames.length ? DRAIN_RESERVE_BYTES : 0)) {
-        this._store.commit(frames, acked, stamps, seqs);
-        return;
+      let full = error;
+      if (this.releaseReserve(frames.length ? this._framesKeep : 0)) {
+        this.cutWal(); // the WAL's pages into the file first: the retried commit starts a new WAL
+        try {
+          this._store.commit(frames, acked, stamps, seqs);
+          this.cutWal();
+          return;
+        } catch (again) {
+          if (!(again instanceof SpoolFull)) throw again;
+          full = again;
+        }
       }
       if (acked.length) {
         this.releaseReserve(0);
         this._deleteInSteps(acked);
       }
-      if (frames.length > 0 || stamps.length > 0 || seqs.length > 0) throw error;
+      if (frames.length > 0 || stamps.length > 0 || seqs.length > 0) throw full;
+      return;
     }
+    if (this.diskLow) this.cutWal(); // the WAL never holds more than one commit that the file has not taken
+  }
+
+  /** At a stop the frames already read may take the reserve's last part too: nothing reads after them. */
+  stopping() {
+    this._framesKeep = 0;
   }
 
   /** On a disk with no room left, deletes acknowledged frames a few pages at a time, cutting the WAL back after
@@ -165,6 +204,7 @@ export class Room {
    * it keeps failing. Stops at the first step that does not fit (deleting again is harmless). */
   _deleteInSteps(acked) {
     const { db } = this._store;
+    this.cutWal(); // a WAL that filled the disk first gives its room back
     for (const [first, last] of acked) {
       for (let start = first; start <= last; start += DELETE_STEP_FRAMES) {
         try {
@@ -174,23 +214,39 @@ export class Room {
           if (db.inTransaction) db.exec('ROLLBACK');
           return;
         }
-        this._truncateWal();
+        this.cutWal();
       }
     }
   }
 
-  /** Copies the WAL into the database and cuts it to nothing (readers busy now: false, tried at the next room
-   * check): the WAL of a spool that grew while Cassandra was away can hold most of the disk. False if readers or
-   * the disk did not let it. */
-  _truncateWal() {
+  /** Copies the WAL into the database and cuts it to nothing: the WAL of a spool that grew while Cassandra was
+   * away can hold most of the disk. A checkpoint refused for lack of room (the file must grow to take the WAL's
+   * newest pages) is given the reserve, its last part too; the cut WAL holds at least the room the file grew by, so
+   * the last part is made again from it. False if readers (busy now: tried at the next room check) or the disk did
+   * not let it. */
+  cutWal() {
+    let outcome = this._checkpointTruncate();
+    if (outcome === 'no room') {
+      for (const keep of [DRAIN_RESERVE_BYTES, 0]) {
+        if (!this.releaseReserve(keep)) continue;
+        outcome = this._checkpointTruncate();
+        if (outcome !== 'no room') break;
+      }
+      if (outcome === 'done') this._reserve.keep(0, DRAIN_RESERVE_BYTES);
+    }
+    return outcome === 'done';
+  }
+
+  /** 'done', 'busy' (a reader) or 'no room' (the disk refused it). */
+  _checkpointTruncate() {
     const { db } = this._store;
     try {
       db.pragma('busy_timeout = 0');
       const [{ busy }] = db.pragma('wal_checkpoint(TRUNCATE)');
-      return busy === 0;
+      return busy === 0 ? 'done' : 'busy';
     } catch (error) {
       onlySqliteErrors(error);
-      return false;
+      return isDiskError(error) ? 'no room' : 'busy';
     } finally {
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
@@ -200,14 +256,14 @@ export class Room {
    * use, through the WAL), the WAL cut again. Each step may fail for lack of room: false, and the next room check
    * tries again. */
   _giveBackFreePages() {
-    if (!this._truncateWal()) return false;
+    if (!this.cutWal()) return false;
     try {
       this._store.db.exec('VACUUM');
     } catch (error) {
       onlySqliteErrors(error);
       return false;
     }
-    return this._truncateWal();
+    return this.cutWal();
   }
 
   /** Copies the WAL into the database file without blocking commits or reads (PASSIVE): the pages of
@@ -215,8 +271,13 @@ export class Room {
    * interval policy. Returns [pages in the WAL, pages checkpointed]. */
   checkpoint() {
     this.checkpointed = [this._store.changes, this._clock()];
-    const [{ log, checkpointed }] = this._store.reader.pragma('wal_checkpoint(PASSIVE)');
-    return [log, checkpointed];
+    try {
+      const [{ log, checkpointed }] = this._store.reader.pragma('wal_checkpoint(PASSIVE)');
+      return [log, checkpointed];
+    } catch (error) {
+      if (isDiskError(error)) this.diskLow = true; // the WAL took the disk: the room checks cut it, with the reserve
+      throw error;
+    }
   }
 
   /** Rows changed and milliseconds gone since the last checkpoint: [changed, idleMs]. */
