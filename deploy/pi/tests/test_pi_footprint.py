@@ -1,6 +1,6 @@
 """A smoke run of deploy/pi/footprint (seconds, not its 1 or 10 minutes), Cassandra unreachable: both gateways are
-measured from /proc and a row of figures is printed for each, with the frames counted, and the unwritten frames
-are pointed out."""
+measured from /proc and a row of figures is printed for each, with the frames counted (accepted, written,
+committed) and the log's bytes, and the unwritten frames are pointed out."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ def test_footprint_prints_figures_for_each_gateway(tmp_path):
     assert kept.read_text().endswith(result.stdout)
     for gateway in ("python", "node"):
         row = re.search(rf"^\| {gateway} \| batch \| ([\d.]+) \| ([\d.]+) / ([\d.]+) \| ([\d,]+) B "
-                        rf"\| [\d,]+ B \| (\d+) \| 0 \|$", result.stdout, re.M)
+                        rf"\| [\d,]+ B \| (\d+) \| 0 \| (\d+) \| ([\d,.]+) B \|$", result.stdout, re.M)
         assert row, result.stdout
-        cpu, rss_mean, rss_max, per_frame, frames = row.groups()
+        cpu, rss_mean, rss_max, per_frame, frames, committed, _log = row.groups()
         assert 0 < float(cpu) < 100 and 10 < float(rss_mean) <= float(rss_max) < 500
         assert int(frames) >= 12  # 6 frames/s for 3 s, give or take a second
+        assert int(committed) > 0  # batch: every frame, as it comes
         assert f"note: {gateway}/batch wrote 0 of {frames} frames to Cassandra" in result.stdout

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { HeldFrames, MAX_HELD, mergeById } from '../src/spool/held-frames.js';
-import { LEAD_MS, ReceiptCeilings } from '../src/spool/receipt-ceilings.js';
+import { LEAD_MS, REFRESH_MS, ReceiptCeilings } from '../src/spool/receipt-ceilings.js';
 
 const frame = (id) => ({ id, source: 'G', ts_ms: 1000 + id, received_ms: 2000 + id, metrics: 'n',
   vals: Buffer.alloc(8) });
@@ -99,16 +99,21 @@ describe('ReceiptCeilings', () => {
     ceilings.committed([['A', 9_000]], []);
     assert.deepEqual(ceilings.rowsFor([['A', 10_001]]), [['A', 10_001 + LEAD_MS]]);
     ceilings.committed([['A', 10_001]], [['A', 10_001 + LEAD_MS]]);
-    assert.deepEqual(ceilings.rowsFor([['A', 15_000]]), []);
+    assert.deepEqual(ceilings.rowsFor([['A', 10_000 + LEAD_MS]]), []);
     // A new source passes its (missing) row; A's ceiling is not near its last stamp: not raised.
     assert.deepEqual(ceilings.rowsFor([['B', 1]]), [['B', 1 + LEAD_MS]]);
   });
 
   it('raises the other sources stamped in this run whose ceiling is near, in the same commit', () => {
     const ceilings = new ReceiptCeilings([['A', 20_000], ['B', 20_000], ['C', 20_000]], 1000);
-    ceilings.committed([['A', 19_000], ['B', 16_000]], []);
-    // C passes: A (19,000 + 2,500 > 20,000) comes along, B (16,000 + 2,500 <= 20,000) and D (not stamped) do not.
-    assert.deepEqual(ceilings.rowsFor([['C', 20_001]]), [['A', 19_000 + LEAD_MS], ['C', 20_001 + LEAD_MS]]);
+    const [a, b] = [20_001 - REFRESH_MS, 20_000 - REFRESH_MS];
+    ceilings.committed([['A', a], ['B', b]], []);
+    // C passes: A (its stamp + REFRESH_MS > 20,000) comes along, B (+ REFRESH_MS <= 20,000) and D (not stamped) do
+    // not.
+    assert.deepEqual(ceilings.rowsFor([['C', 20_001]]), [['A', a + LEAD_MS], ['C', 20_001 + LEAD_MS]]);
+    assert.deepEqual(ceilings.rowsFor([['C', 19_000]]), []); // no stamp passed: no commit for them
+    // A commit made anyway (seqs, due frames) takes the near ones along.
+    assert.deepEqual(ceilings.rowsFor([['C', 19_000]], true), [['A', a + LEAD_MS], ['C', 19_000 + LEAD_MS]]);
   });
 
   it('writes the real last stamps at a clean stop, once', () => {

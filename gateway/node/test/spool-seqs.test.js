@@ -12,7 +12,8 @@ import { frame as decodedFrame } from '../src/decoded.js';
 import { FrameAcceptor } from '../src/frame-acceptor.js';
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
-import { ROWS_INTERVAL_MS } from '../src/spool/safe-seqs.js';
+import { LEAD_MS } from '../src/spool/receipt-ceilings.js';
+import { ROWS_ALONE_MS, ROWS_INTERVAL_MS } from '../src/spool/safe-seqs.js';
 import { FORMAT_VERSION, Spool, newFrame } from '../src/spool/index.js';
 import { scratchPaths } from '../test-support/scratch.js';
 
@@ -68,7 +69,8 @@ describe('source_seqs with deferred', () => {
     return spool;
   }
 
-  it('names a frame only once it and every frame before it are safe; written at most every ROWS_INTERVAL_MS', () => {
+  it('names a frame only once it and every frame before it are safe; riding with a commit made anyway once '
+    + 'ROWS_INTERVAL_MS old, alone once ROWS_ALONE_MS old', () => {
     const clock = { now: 0 };
     const spool = openDeferred(clock);
     spool.commit([seqFrame('G', 1, 10), seqFrame('G', 2, 11), seqFrame('H', 7, 12)], []); // ids 1-3, held
@@ -82,14 +84,26 @@ describe('source_seqs with deferred', () => {
     spool.commit([], [], { G: 10_000 }); // a receipt-stamp ceiling: a commit made anyway, before the interval
     assert.deepEqual(stored(spool), {});
     clock.now = 200;
-    spool.commit([], [[4, 4]]); // nothing to commit: the rows wait for the interval
+    spool.commit([], [[4, 4]]); // nothing to commit: the rows wait
     assert.deepEqual(stored(spool), {});
-    assert.equal(spool.flushDelayMs(), ROWS_INTERVAL_MS - 200);
-    clock.now = ROWS_INTERVAL_MS; // the interval is up: a commit of its own
+    assert.equal(spool.flushDelayMs(), ROWS_ALONE_MS - 200);
+    clock.now = ROWS_INTERVAL_MS; // old enough to ride, but no commit is made anyway: still waiting
+    spool.commit([], []);
+    assert.deepEqual(stored(spool), {});
+    clock.now = ROWS_ALONE_MS; // a commit of their own
     assert.equal(spool.flushDelayMs(), 0);
     spool.commit([], []);
     assert.deepEqual(stored(spool), { G: [3, 13], H: [7, 12] });
     assert.equal(spool.flushDelayMs(), null);
+    spool.commit([seqFrame('G', 4, 14)], []); // id 5, held
+    clock.now += 100;
+    spool.commit([], [[5, 5]]); // acknowledged: its row is writable
+    clock.now = ROWS_ALONE_MS + ROWS_INTERVAL_MS - 1;
+    spool.commit([], [], { G: 10_001 + LEAD_MS }); // a ceiling commit, the rows not old enough to ride
+    assert.deepEqual(stored(spool), { G: [3, 13], H: [7, 12] });
+    clock.now = ROWS_ALONE_MS + ROWS_INTERVAL_MS;
+    spool.commit([], [], { G: 10_002 + 2 * LEAD_MS }); // the next one: they ride with it
+    assert.deepEqual(stored(spool), { G: [4, 14], H: [7, 12] });
     spool.close();
   });
 

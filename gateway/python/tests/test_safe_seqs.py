@@ -1,6 +1,6 @@
 """SafeSeqs: a source's seq is stored only once it and every frame before it are safe (spool.md)."""
 
-from telemetry_gateway.spool.safe_seqs import ROWS_INTERVAL_S, SafeSeqs
+from telemetry_gateway.spool.safe_seqs import ROWS_ALONE_S, ROWS_INTERVAL_S, SafeSeqs
 
 
 def test_a_group_is_writable_only_once_nothing_at_or_below_its_highest_id_is_held():
@@ -17,13 +17,16 @@ def test_a_group_is_writable_only_once_nothing_at_or_below_its_highest_id_is_hel
     assert seqs.rows() == {}
 
 
-def test_writable_rows_are_due_an_interval_after_the_last_write():
+def test_writable_rows_ride_with_a_commit_an_interval_after_the_last_write_and_go_alone_later():
+    assert ROWS_INTERVAL_S < ROWS_ALONE_S
     seqs = SafeSeqs()
-    assert seqs.due_s(last_written_at=0.0, now=100.0) == float("inf")
+    assert seqs.due_s(last_written_at=0.0, now=100.0, riding=True) == float("inf")
     seqs.accepted(1, {"A": (1, 1)})
     seqs.release(None)
-    assert seqs.due_s(last_written_at=10.0, now=11.0) == ROWS_INTERVAL_S - 1
-    assert seqs.due_s(last_written_at=10.0, now=10.0 + ROWS_INTERVAL_S) <= 0
+    assert seqs.due_s(last_written_at=10.0, now=11.0, riding=True) == ROWS_INTERVAL_S - 1
+    assert seqs.due_s(last_written_at=10.0, now=10.0 + ROWS_INTERVAL_S, riding=True) <= 0
+    assert seqs.due_s(last_written_at=10.0, now=10.0 + ROWS_INTERVAL_S) == ROWS_ALONE_S - ROWS_INTERVAL_S
+    assert seqs.due_s(last_written_at=10.0, now=10.0 + ROWS_ALONE_S) <= 0
 
 
 def test_frames_without_seqs_change_nothing():

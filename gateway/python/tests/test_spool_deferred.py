@@ -2,12 +2,16 @@
 its pure parts: held frames and receipt-stamp ceilings. Time is passed in (now=...), never slept."""
 
 import sqlite3
+import time
+
+import pytest
 
 from telemetry_gateway.config import Config
 from telemetry_gateway.spool.held_frames import HeldFrames
 from telemetry_gateway.ingest import RESUME_RETRY_S, RESUME_WAIT_S, Ingest
 from telemetry_gateway.metrics import Metrics
-from telemetry_gateway.spool.receipt_ceilings import LEAD_MS, ReceiptCeilings
+from telemetry_gateway.spool.receipt_ceilings import LEAD_MS, REFRESH_MS, ReceiptCeilings
+from telemetry_gateway.spool.safe_seqs import ROWS_ALONE_S, ROWS_INTERVAL_S
 from telemetry_gateway.spool import NewFrame, Spool, SpooledFrame
 
 
@@ -119,13 +123,56 @@ def test_stamps_below_their_ceiling_write_nothing(tmp_path):
     path = tmp_path / "s.sqlite"
     spool = deferred(path)
     spool.commit([], [], {"G": 10_000, "H": 10_000}, now=0.0)
-    assert stored_stamps(path) == {"G": 15_000, "H": 15_000}
+    assert stored_stamps(path) == {"G": 10_000 + LEAD_MS, "H": 10_000 + LEAD_MS}
     wal = path.with_name(path.name + "-wal")
     size = wal.stat().st_size
-    spool.commit([], [], {"G": 14_000}, now=0.0)
+    spool.commit([], [], {"G": 9_000 + LEAD_MS}, now=0.0)
     assert wal.stat().st_size == size  # no transaction at all
-    spool.commit([], [], {"G": 15_001}, now=0.0)  # past G's ceiling; H's is near its last stamp too
-    assert stored_stamps(path) == {"G": 20_001, "H": 15_000}
+    spool.commit([], [], {"G": 10_001 + LEAD_MS}, now=0.0)  # past G's ceiling; H's is not near its last stamp
+    assert stored_stamps(path) == {"G": 10_001 + 2 * LEAD_MS, "H": 10_000 + LEAD_MS}
+
+
+def test_a_ceiling_commit_adds_one_page_to_the_wal(tmp_path):
+    """A receipt_stamps row is updated in place: its table's page goes into the WAL, not its index's too."""
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    spool.commit([], [], {"G": 10_000, "H": 10_000}, now=0.0)
+    wal = path.with_name(path.name + "-wal")
+    size = wal.stat().st_size
+    spool.commit([], [], {"G": 10_001 + LEAD_MS}, now=0.0)
+    assert stored_stamps(path) == {"G": 10_001 + 2 * LEAD_MS, "H": 10_000 + LEAD_MS}
+    assert wal.stat().st_size - size == 24 + spool._store.page_size  # one WAL frame: its header and one page
+    spool.close()
+
+
+def stored_seqs(path):
+    with sqlite3.connect(path) as db:
+        return {source: (seq, ts_ms) for source, seq, ts_ms in db.execute("SELECT source, seq, ts_ms FROM source_seqs")}
+
+
+def test_seq_rows_ride_with_a_commit_made_anyway_and_go_alone_only_later(tmp_path):
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    t0 = time.monotonic()  # after the open, which counts as the last write of rows
+    spool.commit(frames(1), [], {"G": 10_000}, now=t0, seqs={"G": (1, 1_000)})  # held, and a ceiling
+    [held] = spool.take(0, 10)
+    spool.commit([], [(held.id, held.id)], now=t0 + 0.1)  # acknowledged: its row is writable
+    assert stored_seqs(path) == {}
+    assert spool.next_due_s(t0 + 0.1) <= ROWS_ALONE_S - 0.1
+    assert spool.next_due_s(t0 + 0.1) > ROWS_INTERVAL_S
+    spool.commit([], [], now=t0 + ROWS_INTERVAL_S)  # old enough to ride, but no commit is made anyway
+    assert stored_seqs(path) == {}
+    t1 = t0 + ROWS_INTERVAL_S + 0.1
+    spool.commit([], [], {"G": 10_001 + LEAD_MS}, now=t1)  # a ceiling commit: the row rides with it
+    assert stored_seqs(path) == {"G": (1, 1_000)}
+    spool.commit(frames(1, 1), [], now=t1, seqs={"G": (2, 1_001)})
+    [held] = spool.take(held.id, 10)
+    spool.commit([], [(held.id, held.id)], now=t1 + 0.1)
+    assert spool.next_due_s(t1 + 0.1) == pytest.approx(ROWS_ALONE_S - 0.1)
+    spool.commit([], [], now=t1 + ROWS_ALONE_S)  # a commit of its own
+    assert stored_seqs(path) == {"G": (2, 1_001)}
+    assert spool.next_due_s(t1 + ROWS_ALONE_S) == float("inf")
+    spool.close()
 
 
 def test_an_unclean_stop_is_noticed_at_the_next_open(tmp_path):
@@ -233,8 +280,12 @@ def test_ceilings_are_written_ahead_and_refreshed_together():
     assert ceilings.rows_for({"G": 8_000}) == {}  # below the stored stamp
     ceilings.stored({"G": 8_000}, {})
     assert ceilings.rows_for({"G": 9_500}) == {"G": 9_500 + LEAD_MS}
-    ceilings.stored({"G": 9_500}, {"G": 14_500})
+    ceilings.stored({"G": 9_500}, {"G": 9_500 + LEAD_MS})
     ceilings.stored({"H": 1_000}, ceilings.rows_for({"H": 1_000}))
-    assert ceilings.rows_for({"H": 6_001}) == {"H": 11_001}  # G is not near its ceiling: left alone
-    assert ceilings.rows_for({"H": 6_001, "G": 12_100}) == {"H": 11_001, "G": 17_100}  # G within REFRESH_MS
+    h = 1_001 + LEAD_MS  # past H's ceiling
+    assert ceilings.rows_for({"H": h}) == {"H": h + LEAD_MS}  # G is not near its ceiling: left alone
+    g = 9_600 + LEAD_MS - REFRESH_MS  # G's ceiling within REFRESH_MS of this stamp: raised with H's
+    assert ceilings.rows_for({"H": h, "G": g}) == {"H": h + LEAD_MS, "G": g + LEAD_MS}
+    assert ceilings.rows_for({"G": g}) == {}  # below its ceiling: no commit for it
+    assert ceilings.rows_for({"G": g}, along=True) == {"G": g + LEAD_MS}  # a commit made anyway takes it along
     assert ceilings.final_rows({"H": 6_002}) == {"G": 9_500, "H": 6_002}

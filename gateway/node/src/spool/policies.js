@@ -15,7 +15,8 @@
 //   committed, with their ids, by an ordinary commit (the reserve, SpoolFull and the ingest's retries as for any
 //   other). Otherwise every held frame is due at once and new frames are committed as they come: while Cassandra is
 //   away or failing the file is the only copy. Receipt stamps are stored as ceilings (receipt-ceilings.js); each
-//   source's last safe seq once no held frame precedes it (safe-seqs.js), at most every ROWS_INTERVAL_MS. Its few
+//   source's last safe seq once no held frame precedes it (safe-seqs.js), riding with those commits (at most every
+//   ROWS_INTERVAL_MS) or, ROWS_ALONE_MS after the last write, by one of their own. Its few
 //   commits are synchronous=FULL (fsynced inside the commit): a ceiling is on the disk before the frames it covers
 //   count as spooled.
 //
@@ -25,13 +26,13 @@ import { closeSync, fsync, openSync } from 'node:fs';
 
 import { HeldFrames, MAX_HELD, mergeById } from './held-frames.js';
 import { ReceiptCeilings } from './receipt-ceilings.js';
-import { ROWS_INTERVAL_MS, SafeSeqs, newestSeqs } from './safe-seqs.js';
+import { ROWS_ALONE_MS, ROWS_INTERVAL_MS, SafeSeqs, newestSeqs } from './safe-seqs.js';
 
-// Deferred: the WAL of a healthy link holds only a few small commits (receipt-stamp ceilings): copying them into
-// the database every second would double what reaches the SD card. It is copied once this many rows changed, or
-// once a minute.
+// Deferred: the WAL of a healthy link holds only a few small commits (stamp ceilings and seqs, one a minute): each
+// checkpoint writes their pages a second time, into the database file, and fsyncs both files. It is copied once
+// this many rows changed, or once ten minutes passed with any change (the WAL then holds ~100 KiB).
 export const CHECKPOINT_ROWS = 256;
-export const CHECKPOINT_IDLE_MS = 60_000;
+export const CHECKPOINT_IDLE_MS = 600_000;
 
 /** The WAL file fsynced off the event loop: whenDurable() resolves once an fsync started after the call is done. */
 class WalSync {
@@ -208,9 +209,15 @@ export class Deferred {
     // The lowest id still held once this commit is done: the due frames are the oldest held.
     const lowestHeld = this._held.lowestId(due.length) ?? (holding && fresh.length ? fresh[0].id : null);
     const seqs = this._safeSeqs.rowsIf(lowestHeld, group);
-    const seqsDue = seqs.length > 0 && (final || now - this._seqsWrittenAt >= ROWS_INTERVAL_MS);
-    const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps);
-    if (committing.length || deletes.length || rows.length || seqsDue || store.countersPending.size) {
+    const seqsAge = now - this._seqsWrittenAt;
+    // The periodic rows (stamp ceilings, seqs) go together: a commit made for one takes the other along when it is
+    // near its time, so a healthy link makes one small commit a minute, not one for each.
+    const along = committing.length > 0 || deletes.length > 0 || store.countersPending.size > 0
+      || (seqs.length > 0 && seqsAge >= ROWS_ALONE_MS);
+    const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps, along);
+    const anyway = along || rows.length > 0;
+    const seqsDue = seqs.length > 0 && (final || seqsAge >= (anyway ? ROWS_INTERVAL_MS : ROWS_ALONE_MS));
+    if (anyway || seqsDue) {
       write(committing, deletes, rows, seqsDue ? seqs : []);
     }
     if (group !== null) this._safeSeqs.accepted(...group);

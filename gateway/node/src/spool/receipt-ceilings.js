@@ -3,11 +3,12 @@
 // A source's receipt_stamps row must never be below a stamp given to one of its frames, or a restart on a clock
 // that went back (a Pi has no real-time clock) could stamp a new frame on the key of an old one and overwrite it.
 // With every frame committed the row is simply written with the frames; with frames that are never written it is
-// written ahead, as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit every few
-// seconds instead of one per frame. Pure bookkeeping: the spool commits the rows, then calls committed().
+// written ahead, as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit a minute
+// instead of one per frame (a commit's fsynced WAL page is the SD card's main wear on a healthy link, so the
+// lead sets it). Pure bookkeeping: the spool commits the rows, then calls committed().
 
 // How far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late.
-export const LEAD_MS = 5000;
+export const LEAD_MS = 60_000;
 // A ceiling this close to its source's last stamp is raised with the next one written.
 export const REFRESH_MS = LEAD_MS / 2;
 
@@ -21,9 +22,10 @@ export class ReceiptCeilings {
 
   /** The receipt_stamps rows ([source, ms] pairs) to commit before these newly given stamps count: none while
    * every stamp is at or below its source's ceiling, else a new ceiling for each source stamped in this run whose
-   * ceiling is near. */
-  rowsFor(stamps) {
-    if (!stamps.some(([source, ts]) => ts > (this.stored.get(source) ?? -Infinity))) return [];
+   * ceiling is near. along: a commit is made anyway, so the near ceilings go with it even if no stamp passed its
+   * own. */
+  rowsFor(stamps, along = false) {
+    if (!along && !stamps.some(([source, ts]) => ts > (this.stored.get(source) ?? -Infinity))) return [];
     const rows = [];
     for (const [source, ts] of new Map([...this.given, ...stamps])) {
       if ((this.stored.get(source) ?? -Infinity) < ts + REFRESH_MS) rows.push([source, ts + LEAD_MS]);

@@ -7,9 +7,11 @@
 // newest seqs until no held frame has an id at or below the group's highest. Pure bookkeeping: the spool says
 // which ids are still held and writes the rows.
 
-// Deferred: rows are written at most this often. Each write touches a page of its own (a table of its own), so
-// writing them with every stamp-ceiling commit would double what a healthy link writes to the SD card.
+// Deferred: rows ride with a commit made anyway (the stamp ceilings', about once a minute) once this old, and get a
+// commit of their own (which takes the near ceilings along) only once ROWS_ALONE_MS old. Each write adds a page of
+// a table of its own to the WAL; a commit of its own would also write the WAL index and fsync: the SD card's wear.
 export const ROWS_INTERVAL_MS = 30_000;
+export const ROWS_ALONE_MS = 60_000;
 
 /** The newest (by arrival) seq and ts_ms per source among frames (rows with a `seq`; null or absent: no seq, e.g.
  * legacy JSON or the room board's CSV, which changes nothing): a Map source → [seq, ts_ms]. */
@@ -67,10 +69,10 @@ export class SafeSeqs {
     return [...rows];
   }
 
-  /** Milliseconds until writable rows are to be written (0 or less: now, with any commit or one of their own),
-   * given when rows were last written; null while none wait. */
-  dueInMs(lastWrittenAt, now) {
-    return this.writable.size ? lastWrittenAt + ROWS_INTERVAL_MS - now : null;
+  /** Milliseconds until writable rows are to be written (0 or less: now), given when rows were last written,
+   * riding with a commit made anyway or (riding false) by one of their own; null while none wait. */
+  dueInMs(lastWrittenAt, now, riding = false) {
+    return this.writable.size ? lastWrittenAt + (riding ? ROWS_INTERVAL_MS : ROWS_ALONE_MS) - now : null;
   }
 
   /** The commit holding rows() is done. */

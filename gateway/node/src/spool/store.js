@@ -121,8 +121,12 @@ export class Store {
     const db = this.db;
     this._inserts = new FrameInserts(db);
     this._deleteRange = db.prepare('DELETE FROM frames WHERE id BETWEEN ? AND ?');
-    this._saveStamp = db.prepare('INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)');
-    this._saveSeq = db.prepare('INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)');
+    // Per-source rows are updated in place (an upsert keeps the rowid): INSERT OR REPLACE deletes and inserts the
+    // row, which rewrites the primary key's index page too, a second page in the WAL for every commit.
+    this._saveStamp = db.prepare('INSERT INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?) '
+      + 'ON CONFLICT (source) DO UPDATE SET last_ts_ms = excluded.last_ts_ms');
+    this._saveSeq = db.prepare('INSERT INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?) '
+      + 'ON CONFLICT (source) DO UPDATE SET seq = excluded.seq, ts_ms = excluded.ts_ms');
     this._saveCounter = db.prepare('INSERT OR REPLACE INTO source_counters (source, counter, key_fingerprint) '
       + 'VALUES (?, ?, ?)');
     // Signed frames' counters (spool.md, "Counters of signed frames"): written by the next commit that succeeds.

@@ -28,11 +28,11 @@ from .store import NewFrame, SpooledFrame, Store
 
 Write = Callable[[list, list, "dict[str, int] | None", "Seqs | None"], None]
 
-# Deferred: the WAL of a healthy link holds only a few small commits (receipt-stamp ceilings); copying them into
-# the database every second would double what reaches the SD card. It is copied once this many rows changed, or
-# once a minute.
+# Deferred: the WAL of a healthy link holds only a few small commits (stamp ceilings and seqs, one a minute): each
+# checkpoint writes their pages a second time, into the database file, and fsyncs both files. It is copied once
+# this many rows changed, or once ten minutes passed with any change (the WAL then holds ~100 KiB).
 CHECKPOINT_ROWS = 256
-CHECKPOINT_IDLE_S = 60.0
+CHECKPOINT_IDLE_S = 600.0
 
 
 class Policy(Protocol):
@@ -134,15 +134,20 @@ class Deferred:
                                                          and store.emptied_by(delete)))
         new = [SpooledFrame(self._next_id + i, *frame) for i, frame in enumerate(frames)]
         due = self._held.due(now, everything=not holding) + ([] if holding else new)
-        rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps)
         if new:
             self._safe_seqs.accepted(new[-1].id, seqs)
         due_ids = {frame.id for frame in due}
         lowest_held = self._held.lowest_id(due_ids)
         self._safe_seqs.release(new[0].id if holding and new and lowest_held is None else lowest_held)
+        # The periodic rows (stamp ceilings, seqs) go together: a commit made for one takes the other along when it
+        # is near its time, so a healthy link makes one small commit a minute, not one for each.
+        seqs_wait = self._safe_seqs.due_s(self._seqs_written_at, now)
+        along = bool(due or delete or store.counters_pending or seqs_wait <= 0)
+        rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps, along)
+        anyway = along or bool(rows)
         seqs_due = bool(self._safe_seqs.rows()) and (
-            final or self._safe_seqs.due_s(self._seqs_written_at, now) <= 0)
-        if due or delete or rows or seqs_due or store.counters_pending:
+            final or self._safe_seqs.due_s(self._seqs_written_at, now, riding=anyway) <= 0)
+        if anyway or seqs_due:
             write(due, delete, rows, self._safe_seqs.rows() if seqs_due else None)
             if seqs_due:
                 self._seqs_written_at = now

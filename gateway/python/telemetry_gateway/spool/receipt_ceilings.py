@@ -3,13 +3,14 @@
 The stored receipt_stamps row of a source must never be below a stamp given to one of its frames, or a restart on
 a clock that went back (a Pi has no real-time clock) could stamp a new frame on the key of an old one and overwrite
 it. With every frame committed that row is simply written with the frames; with frames that are never written, it
-is written ahead as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit every few
-seconds instead of one per frame. Pure bookkeeping: the spool commits the rows and then calls stored().
+is written ahead as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit a
+minute instead of one per frame (a commit's fsynced WAL page is the SD card's main wear on a healthy link, so
+the lead sets it). Pure bookkeeping: the spool commits the rows and then calls stored().
 """
 
 from __future__ import annotations
 
-LEAD_MS = 5000  # how far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late
+LEAD_MS = 60_000  # how far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late
 REFRESH_MS = LEAD_MS // 2  # a ceiling this close to its source's last stamp is raised with the next one written
 
 
@@ -19,10 +20,11 @@ class ReceiptCeilings:
         self._given: dict[str, int] = {}  # the last stamp given in this run, per source
         self._max_sources = max_sources
 
-    def rows_for(self, stamps: dict[str, int]) -> dict[str, int]:
+    def rows_for(self, stamps: dict[str, int], along: bool = False) -> dict[str, int]:
         """The receipt_stamps rows to commit before these newly given stamps count: none while every stamp is
-        below its source's ceiling, else a new ceiling for each source stamped in this run whose ceiling is near."""
-        if not any(ts > self._stored.get(source, -1) for source, ts in stamps.items()):
+        below its source's ceiling, else a new ceiling for each source stamped in this run whose ceiling is near.
+        along: a commit is made anyway, so the near ceilings go with it even if no stamp passed its own."""
+        if not along and not any(ts > self._stored.get(source, -1) for source, ts in stamps.items()):
             return {}
         given = {**self._given, **stamps}
         return {source: ts + LEAD_MS for source, ts in given.items()

@@ -12,9 +12,11 @@ from collections import deque
 
 Seqs = dict[str, tuple[int, int]]  # source -> (seq, ts_ms) of its newest frame
 
-# Deferred: rows are written at most this often. Each write touches a page of its own (a table of its own), so
-# writing them with every stamp-ceiling commit would double what a healthy link writes to the SD card.
+# Deferred: rows ride with a commit made anyway (the stamp ceilings', about once a minute) once this old, and get a
+# commit of their own (which takes the near ceilings along) only once ROWS_ALONE_S old. Each write adds a page of a
+# table of its own to the WAL; a commit of its own would also write the WAL index and fsync: the SD card's wear.
 ROWS_INTERVAL_S = 30.0
+ROWS_ALONE_S = 60.0
 
 
 class SafeSeqs:
@@ -36,10 +38,12 @@ class SafeSeqs:
         """The rows to write with the next commit (they stay here until written() says it is done)."""
         return self._writable
 
-    def due_s(self, last_written_at: float, now: float) -> float:
-        """Seconds until writable rows are to be written (0 or less: now, with any commit or one of their own);
-        inf when none wait."""
-        return last_written_at + ROWS_INTERVAL_S - now if self._writable else float("inf")
+    def due_s(self, last_written_at: float, now: float, riding: bool = False) -> float:
+        """Seconds until writable rows are to be written (0 or less: now), riding with a commit made anyway or by
+        one of their own; inf when none wait."""
+        if not self._writable:
+            return float("inf")
+        return last_written_at + (ROWS_INTERVAL_S if riding else ROWS_ALONE_S) - now
 
     def written(self) -> None:
         self._writable = {}

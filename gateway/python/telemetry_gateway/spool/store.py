@@ -31,6 +31,12 @@ DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the di
 _INSERT_SIZES = (128, 32, 8, 1)
 _INSERT_SQL = {size: "INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES "
                + ",".join(["(?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
+# Per-source rows are updated in place (an upsert keeps the rowid): INSERT OR REPLACE deletes and inserts the row,
+# which rewrites the primary key's index page too, a second page in the WAL for every commit (spool.md, Writing).
+_UPSERT_STAMP = ("INSERT INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?) "
+                 "ON CONFLICT (source) DO UPDATE SET last_ts_ms = excluded.last_ts_ms")
+_UPSERT_SEQ = ("INSERT INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?) "
+               "ON CONFLICT (source) DO UPDATE SET seq = excluded.seq, ts_ms = excluded.ts_ms")
 # Held frames (deferred) keep the id they were given in memory: 128 rows of 6 are 768 variables.
 _INSERT_ID_SQL = {size: "INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) VALUES "
                   + ",".join(["(?, ?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
@@ -124,11 +130,9 @@ class Store:
             if frames:
                 self._insert(frames)
             if receipt_stamps:
-                self.db.executemany("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
-                                    receipt_stamps.items())
+                self.db.executemany(_UPSERT_STAMP, receipt_stamps.items())
             if seqs:
-                self.db.executemany("INSERT OR REPLACE INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)",
-                                    [(source, seq, ts_ms) for source, (seq, ts_ms) in seqs.items()])
+                self.db.executemany(_UPSERT_SEQ, [(source, seq, ts_ms) for source, (seq, ts_ms) in seqs.items()])
             if self.counters_pending:
                 self.db.executemany("INSERT OR REPLACE INTO source_counters (source, counter, key_fingerprint) "
                                     "VALUES (?, ?, ?)", [(source, counter, fingerprint) for source, (counter, fingerprint)
