@@ -1,5 +1,5 @@
-// telemetry-gateway-node run | check | decode: the command line of gateway/contract/process.md. Usage and config
-// errors exit 2.
+// telemetry-gateway-node run | check | counters | decode: the command line of gateway/contract/process.md. Usage
+// and config errors exit 2.
 
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -42,6 +42,7 @@ Serial telemetry frames into Cassandra.
 Commands:
   run      read inputs, spool, write to Cassandra (the service)
   check    validate the config, connect, report the schema version
+  counters list the spool's signed-frame counters, or reset a re-keyed node's (counters --help)
   decode   decode lines from stdin as the gateway would; one JSON line each (decode --help)
 
 Options:
@@ -165,6 +166,16 @@ export async function main(argv, io = {}) {
   if (argv[0] === 'decode') { // its own arguments, parsed by decode-command.js
     const { decodeCommand } = await import('./decode-command.js');
     return decodeCommand(argv.slice(1), { stdout, stderr });
+  }
+  if (argv[0] === 'counters') { // list | reset, parsed by counters-command.js
+    const { countersCommand } = await import('./counters-command.js');
+    try {
+      return await countersCommand(argv.slice(1), { prog: PROG, stdout, stderr, env, configFrom, loadSigningPolicy });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      stderr.write(`${PROG}: ${error.message}\n`);
+      return 2;
+    }
   }
   let parsed;
   try {

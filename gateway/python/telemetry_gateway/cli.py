@@ -1,4 +1,4 @@
-"""telemetry-gateway run | check | decode (gateway/contract/process.md)"""
+"""telemetry-gateway run | check | counters | decode (gateway/contract/process.md)"""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .config import Config, ConfigError, load_config
+from .counters_command import add_parsers as add_counters_parsers
 from .signing_config import signing_policy
 from .logs import event, setup_logging
 from .spool import SpoolFormatError
@@ -143,6 +144,7 @@ def parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", allow_abbrev=False, help="validate the config, connect, report the schema version")
     add_config_flags(check)
     check.set_defaults(func=cmd_check)
+    add_counters_parsers(sub, add_config_flags)
     # Listed for --help; its own arguments are parsed by decode_command (main() hands them over unparsed).
     sub.add_parser("decode", add_help=False, help="decode lines from stdin as the gateway would; one JSON line each "
                    "(`decode --help`)")

@@ -135,8 +135,8 @@ class Store:
                 self.db.executemany(_UPSERT_SEQ, [(source, seq, ts_ms) for source, (seq, ts_ms) in seqs.items()])
             if self.counters_pending:
                 self.db.executemany("INSERT OR REPLACE INTO source_counters (source, counter, key_fingerprint) "
-                                    "VALUES (?, ?, ?)", [(source, counter, fingerprint) for source, (counter, fingerprint)
-                                                         in self.counters_pending.items()])
+                                    "VALUES (?, ?, ?)", [(source, *counted)
+                                                         for source, counted in self.counters_pending.items()])
             self.db.execute("COMMIT")
             self.counters_pending = {}
         except (sqlite3.OperationalError, OSError) as error:
