@@ -5,7 +5,7 @@
 import http from 'node:http';
 
 import { CLOSING, decide, listener, pageCsp } from './http-rules.js';
-import { event } from './logs.js';
+import { RateLimitedLog, event } from './logs.js';
 import { PAGE } from './status-page.js';
 
 const LIMITS = {
@@ -18,6 +18,7 @@ const LIMITS = {
 };
 const MAX_CONNECTIONS = 64;
 const PAGE_CSP = pageCsp(PAGE);
+const LOG = new RateLimitedLog({ intervalS: 60 });
 const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json or /metrics', 405: 'only GET and HEAD',
   408: 'the request head took over 5 s', 413: 'no request body is read here',
   421: 'this Host name is not served here (status.md: [metrics] host_names)',
@@ -126,7 +127,7 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
     try {
       answer(request, response, parts);
     } catch (error) { // a bug: this request fails, the listener and the gateway run on
-      event('warning', 'status_request_failed', { error: error.message });
+      LOG.event('warning', 'status_request_failed', { error: String(error.message).slice(0, 160) });
       response.destroy();
     }
   };

@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from .http_rules import CLOSING, Request, decide, listener, page_csp
-from .logs import event
+from .logs import RateLimitedLog
 from .status_page import PAGE, StatusPage
 
 MAX_HEAD = 8192
@@ -30,6 +30,7 @@ TEXTS = {404: "not found; try /, /status.json or /metrics", 405: "only GET and H
          431: "the request head is over 8192 bytes", 413: "no request body is read here",
          408: "the request head took over 5 s", 400: "bad request"}
 PAGE_CSP = page_csp(PAGE)
+LOG = RateLimitedLog(60.0)
 # What h11 lets through but RFC 9112 lets a server refuse (status.md, rule 1): bare LF line ends, a CR or another
 # control character that ends no line, folded lines, and a Content-Length given more than once.
 _BAD_BYTE = re.compile(rb"(?<!\r)\n|\r(?!\n|$)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -144,7 +145,7 @@ class StatusServer:
         except (Closed, OSError):
             pass
         except Exception as error:  # a bug: this connection ends, the listener and the gateway run on
-            event(logging.WARNING, "status_request_failed", error=repr(error))
+            LOG.event(logging.WARNING, "status_request_failed", error=repr(error)[:160])
         finally:
             self.slots.release()
 
