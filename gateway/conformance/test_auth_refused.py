@@ -82,6 +82,7 @@ def test_a_credentials_file_it_cannot_use_keeps_the_gateway_running_and_spooling
     gateway = GatewayUnderTest.configure(tmp_path, [board.link], "telemetry", "127.0.0.1")
     creds = tmp_path / "credentials.toml"
     creds.write_text('username = "telemetry_gateway"\n')
+    creds.chmod(0o600)  # a mode the group may read is refused at start (config.md)
     gateway.start(TELEMETRY_CASSANDRA_CREDENTIALS_FILE=str(creds))
     gateways.append(gateway)
     stream = Stream("nopass")

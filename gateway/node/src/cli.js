@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, checkCredentialsMode, loadConfig } from './config.js';
 import { loadSigningPolicy } from './signing-config.js';
 import { versionLine } from './version.js';
 
@@ -120,6 +120,7 @@ export function configFrom(options, env = process.env) {
 async function cmdRun(options, env) {
   const config = configFrom(options, env);
   loadSigningPolicy(config, env); // a keys file that cannot be used is a config error, before anything opens
+  checkCredentialsMode(config.cassandra, env);
   const { setupLogging } = await import('./logs.js');
   setupLogging(config.log.level);
   const inputs = options.input ?? [];
@@ -133,6 +134,7 @@ async function cmdRun(options, env) {
 async function cmdCheck(options, io) {
   const config = configFrom(options, io.env);
   loadSigningPolicy(config, io.env); // a keys file that cannot be used is a config error
+  checkCredentialsMode(config.cassandra, io.env);
   const { runCheck } = await import('./check.js');
   return runCheck(config, io);
 }

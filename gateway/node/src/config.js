@@ -5,7 +5,7 @@
 // gateway/contract/telemetry-gateway.example.toml. Flags of `run` and `check` override the environment, which
 // overrides the file. The resolved config is frozen: config.spool.fsync_interval_ms, config.serial.ports[0].baud ...
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 import { parse as parseToml, TomlError } from 'smol-toml';
 
@@ -153,6 +153,23 @@ export function loadConfig(path, overrides = {}, { env = process.env } = {}) {
  * [username, password] from the schema's credentials variables, or from credentials_file (TOML: username =
  * "...", password = "..."), or null for none. Never from the command line, where `ps` shows them.
  */
+export function checkCredentialsMode(cassandraConfig, env = process.env) {
+  // At start, as for the keys file (signing.md): a credentials_file the group or others may use is a config error
+  // naming the file, never its content. Its content is read at connect (a file missing now is that read's problem).
+  const file = cassandraConfig.credentials_file;
+  if (env[CREDENTIALS.username_env] || !file) return;
+  let mode;
+  try {
+    ({ mode } = statSync(file));
+  } catch {
+    return;
+  }
+  if (mode & 0o077) {
+    throw new ConfigError('cassandra.credentials_file', 'unreadable', `credentials_file ${file}: mode `
+      + `${(mode & 0o7777).toString(8).padStart(4, '0')}: group or others may use it; chmod 600 it`);
+  }
+}
+
 export function readCredentials(cassandraConfig, env = process.env) {
   if (env[CREDENTIALS.username_env]) return [env[CREDENTIALS.username_env], env[CREDENTIALS.password_env] ?? ''];
   const file = cassandraConfig.credentials_file;

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError, check_credentials_mode, load_config
 from .counters_command import add_parsers as add_counters_parsers
 from .signing_config import signing_policy
 from .logs import event, setup_logging
@@ -47,6 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     config = config_from(args)
     signing_policy(config)  # a keys file that cannot be used is a config error, before anything opens
+    check_credentials_mode(config.cassandra)
     setup_logging(config.log.level)
     streams = args.input or []
     if not streams and not config.serial.ports:
@@ -61,6 +62,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     config = config_from(args)
     signing_policy(config)  # a keys file that cannot be used is a config error
+    check_credentials_mode(config.cassandra)
     problems = []
     spool_dir = Path(config.spool.path).parent
     probe = spool_dir if spool_dir.exists() else spool_dir.parent

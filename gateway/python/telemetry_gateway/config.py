@@ -113,6 +113,21 @@ def load_config(path: str | Path | None, env: Mapping[str, str] = os.environ,
     return parse_config(data, env, overrides, str(path) if path is not None else "")
 
 
+def check_credentials_mode(config: Any, env: Mapping[str, str] = os.environ) -> None:
+    """At start, as for the keys file (signing.md): a credentials_file the group or others may use is a config
+    error naming the file, never its content. Its content is read at connect (a file missing now is that read's
+    problem, retried there)."""
+    if env.get(CREDENTIALS["username_env"]) or not config.credentials_file:
+        return
+    try:
+        mode = os.stat(config.credentials_file).st_mode
+    except OSError:
+        return
+    if mode & 0o077:
+        raise ConfigError("cassandra.credentials_file", "unreadable", f"credentials_file {config.credentials_file}: "
+                          f"mode {mode & 0o7777:04o}: group or others may use it; chmod 600 it")
+
+
 def read_credentials(config: Any, env: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
     """Username and password from the schema's credentials variables, or from credentials_file (TOML: username =
     "...", password = "..."). Never from the command line, where `ps` shows them."""
