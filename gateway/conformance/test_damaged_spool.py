@@ -8,7 +8,8 @@ file aside, byte for byte. Allowed loss: only frames at risk (on the damaged pag
 from the damaged one on); for the damaged WAL exactly those (SQLite's own check of the WAL drops them, silently).
 No frame is ever stored with a value or timestamp it did not have, except what SQLite cannot see (it keeps no
 checksum of a row; spool.md, "Not detected"): a bit flipped inside a value, and the one row a torn page's tear
-cuts through its values; at most one frame per flipped bit or torn page, and only frames at risk. `check` reports a damaged spool (exit 1) without changing it."""
+cuts through its values; at most one frame per flipped bit or torn page, and only frames at risk. `check` reports
+a damaged spool (exit 1) without changing it. Every kind and gateway runs at once, so the waits overlap."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ import shutil
 import sqlite3
 import subprocess
 import threading
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
 from telemetry_conformance.commands import gateways_under_test
-from telemetry_conformance.damaged_spools import FLIPS, KINDS, SIGNED_COUNTER, SIGNED_SOURCE, make, values_of
+from telemetry_conformance.damaged_spools import (FLIPS, KINDS, SIGNED_COUNTER, SIGNED_SOURCE, DamagedSpool, make,
+                                                   values_of)
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
@@ -34,40 +36,63 @@ ASIDE = re.compile(r"spool\.sqlite\.damaged-\d{8}T\d{6}Z")
 FIGURES: list[str] = []
 
 
+@dataclass
+class Rig:
+    kind: str
+    name: str  # the gateway's
+    command: list[str]
+    source: str
+    damaged: DamagedSpool
+    before: bytes  # the damaged file's bytes
+    board: Board
+    gateway: GatewayUnderTest
+    metrics: dict[str, float] = field(default_factory=dict)
+    status: int | None = None  # the exit status of its stop
+
+
+def in_threads(call, rigs: list[Rig]) -> None:
+    threads = [threading.Thread(target=call, args=(rig,)) for rig in rigs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def test_a_damaged_spool_is_recovered_and_reading_goes_on(tmp_path, keyspace, cassandra_node, db, gateways):
-    commands = gateways_under_test()
-    for kind in KINDS:
-        rigs = {}
-        for name, command in commands.items():
+    rigs = []
+    for kind in KINDS:  # every kind and gateway at once: the waits overlap
+        for name, command in gateways_under_test().items():
             source = f"{kind}-{name}"
             damaged = make(kind, tmp_path / kind / name, source)
             board = Board(damaged.path.parent / "ttyUSB0")
             gateway = GatewayUnderTest.configure(damaged.path.parent, [board.link], keyspace, cassandra_node,
                                                  spool=damaged.path)
             gateways.append(gateway)
-            rigs[name] = (command, source, damaged, damaged.damaged_bytes(), board, gateway)
-        if kind == "zeroed_page":
-            for name, (command, _source, damaged, before, _board, gateway) in rigs.items():
-                assert_check_reports_damage(name, command, gateway, damaged.path, before)
-        starts = [threading.Thread(target=gateway.start, kwargs={"command": command})
-                  for command, _source, _damaged, _before, _board, gateway in rigs.values()]
-        for thread in starts:
-            thread.start()
-        for thread in starts:
-            thread.join()
-        for name, (command, source, damaged, before, board, gateway) in rigs.items():
-            new = Stream(source)
-            t_base = next(iter(damaged.frames.values()))[0] - 10
-            numbers = range(len(damaged.frames) + 1, len(damaged.frames) + NEW_FRAMES + 1)
-            board.write(b"".join(new.frame(n, t=t_base + 10 * n, temp_in=n / 4 - 20, light=float(n % 101))
+            rigs.append(Rig(kind, name, command, source, damaged, damaged.damaged_bytes(), board, gateway))
+    for rig in rigs:
+        if rig.kind == "zeroed_page":
+            assert_check_reports_damage(rig)
+    in_threads(lambda rig: rig.gateway.start(command=rig.command), rigs)
+    for rig in rigs:
+        t_base = rig.damaged.frames[1][0] - 10
+        numbers = range(len(rig.damaged.frames) + 1, len(rig.damaged.frames) + NEW_FRAMES + 1)
+        stream = Stream(rig.source)
+        rig.board.write(b"".join(stream.frame(n, t=t_base + 10 * n, temp_in=n / 4 - 20, light=float(n % 101))
                                  for n in numbers))
-        for name, (command, source, damaged, before, board, gateway) in rigs.items():
-            check_gateway(kind, name, source, damaged, before, gateway, db)
+    for rig in rigs:
+        wait_drained(rig, db)
+
+    def stop(rig: Rig) -> None:
+        rig.status = rig.gateway.stop()
+    in_threads(stop, rigs)
+    for rig in rigs:
+        check_rig(rig, db)
     print("\n" + "\n".join(FIGURES))
 
 
-def assert_check_reports_damage(name, command, gateway, path: Path, before: bytes) -> None:
-    result = subprocess.run([*command, "check", "--config", str(gateway.config_path)], capture_output=True,
+def assert_check_reports_damage(rig: Rig) -> None:
+    name, path, before = rig.name, rig.damaged.path, rig.before
+    result = subprocess.run([*rig.command, "check", "--config", str(rig.gateway.config_path)], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 1, f"{name}: check exited {result.returncode}:\n{result.stdout}{result.stderr}"
     assert f"spool    {path}: DAMAGED" in result.stdout.splitlines(), f"{name}: {result.stdout}"
@@ -75,18 +100,29 @@ def assert_check_reports_damage(name, command, gateway, path: Path, before: byte
     assert path.read_bytes() == before, f"{name}: check changed the spool file"
 
 
-def check_gateway(kind, name, source, damaged, before, gateway, db) -> None:
+def wait_drained(rig: Rig, db) -> None:
+    """Until the frames sent after the start are in Cassandra and the spool is empty; then its metrics."""
+    who, gateway = f"{rig.name}, {rig.kind}", rig.gateway
+    first_new = len(rig.damaged.frames) + 1
+    news = set(range(first_new, first_new + NEW_FRAMES))
+    days = utc_days_around_now()
+    wait_for(lambda: news <= stored_frames(db, rig.source, days).keys(), 60, f"{who}: the frames sent after the start",
+             interval=0.5)
+    wait_for(lambda: gateway.metric("telemetry_gateway_spool_frames") == 0, 30, f"{who}: the spool drained")
+    for name in ("spool_damaged_total", "spool_recovered_frames_total"):
+        rig.metrics[name] = gateway.metric(f"telemetry_gateway_{name}")
+
+
+def check_rig(rig: Rig, db) -> None:
+    kind, name, source, damaged, before, gateway = rig.kind, rig.name, rig.source, rig.damaged, rig.before, rig.gateway
     who = f"{name}, {kind} ({damaged.detail})"
     first_new = len(damaged.frames) + 1
     news = set(range(first_new, first_new + NEW_FRAMES))
     days = utc_days_around_now()
-    wait_for(lambda: news <= stored_frames(db, source, days).keys(), 60, f"{who}: the frames sent after the start",
-             interval=0.5)
-    wait_for(lambda: gateway.metric("telemetry_gateway_spool_frames") == 0, 30, f"{who}: the spool drained")
-    damaged_total = gateway.metric("telemetry_gateway_spool_damaged_total")
-    recovered_total = gateway.metric("telemetry_gateway_spool_recovered_frames_total")
-    assert gateway.stop() == 0, f"{who}:\n{gateway.log()}"
+    damaged_total = rig.metrics["spool_damaged_total"]
+    recovered_total = rig.metrics["spool_recovered_frames_total"]
     log = gateway.log()
+    assert rig.status == 0, f"{who}: exit status {rig.status}:\n{log}"
     assert "Traceback" not in log and "stage_died" not in log, f"{who}:\n{log}"
 
     stored = stored_frames(db, source, days)
