@@ -34,7 +34,7 @@ def test_promtool_accepts(args):
 
 def test_every_alert_has_a_test_that_fires_it():
     alerts = re.findall(r"^\s+- alert: (\w+)$", RULES.read_text(), re.M)
-    assert len(alerts) == 5
+    assert len(alerts) == 6
     tests = RULE_TESTS.read_text()
     for alert in alerts:
         assert re.search(rf"alertname: {alert}\n\s+exp_alerts:\n\s+- exp_labels", tests), alert
