@@ -61,7 +61,7 @@ export class FrameAcceptor {
     const refused = this.verifier?.verdict(frame, trusted) ?? null;
     if (refused !== null) {
       this.metrics.rejects.inc({ reason: refused });
-      this.tally.reject(source, refused, this.verifier.policy.keys.has(source));
+      this.tally.reject(source, refused, this.verifier.policy.keys.has(source), receivedMs);
       this.log.event('warning', 'frame_rejected', { key: `${source}/${refused}`, source, reason: refused,
         seq: frame.seq, ...(frame.counter === undefined ? {} : { counter: frame.counter }) });
       return null;

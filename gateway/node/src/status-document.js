@@ -22,7 +22,7 @@ export function statusDocument(facts, moment, sources, alerts, units) {
   for (const source of alerts.keys()) { // a source only a rule knows (silent since start): shown, with nothing read
     if (!views.has(source)) {
       views.set(source, { source, lastReceivedMs: null, valuesTsMs: null, values: [], framesPerMinute: 0,
-        seqGaps: 0, duplicates: 0, rejects: {} });
+        seqGaps: 0, duplicates: 0, rejects: {}, refusedBurst: false });
     }
   }
   const ages = (ms) => Math.max(0, now - ms) / 1000;
@@ -55,6 +55,7 @@ function sourceEntry(view, nowMs, staleAfterMs, alerts, units) {
     seq_gaps: view.seqGaps,
     duplicates: view.duplicates,
     rejects: { ...view.rejects },
+    refused_burst: view.refusedBurst,
     alerts: alerts.map((item) => ({ ...item })).sort((a, b) => byCodePoint(a.rule, b.rule)),
   };
 }

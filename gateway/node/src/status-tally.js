@@ -4,6 +4,31 @@
 
 /** Frames per minute are counted over the last 300 whole seconds, the current one included. */
 export const WINDOW_S = 300;
+/** Refused frames of one source in the window that make a burst (status.md: someone on the air, or a board set up
+ * wrong). */
+export const BURST = 5;
+
+/** One more event at receivedMs, in an array of [second, count] kept to the window of the newest second. */
+function countIn(seconds, receivedMs) {
+  const second = Math.floor(receivedMs / 1000);
+  const last = seconds.at(-1);
+  if (last !== undefined && last[0] === second) {
+    last[1] += 1;
+  } else {
+    seconds.push([second, 1]);
+    let old = 0;
+    while (seconds[old][0] <= second - WINDOW_S) old += 1;
+    if (old) seconds.splice(0, old);
+  }
+}
+
+function inWindow(seconds, nowMs) {
+  const now = Math.floor(nowMs / 1000);
+  const first = now - WINDOW_S; // seconds after this one are in the window
+  let count = 0;
+  for (const [second, n] of seconds) if (second > first && second <= now) count += n;
+  return count;
+}
 
 export class SourceTally {
   constructor() {
@@ -16,7 +41,7 @@ export class SourceTally {
     let state = this.sources.get(source);
     if (state === undefined) {
       state = { lastReceivedMs: null, valuesTsMs: null, values: [], seqGaps: 0, duplicates: 0, rejects: new Map(),
-        seconds: [] };
+        seconds: [], refusedSeconds: [] };
       this.sources.set(source, state);
     }
     return state;
@@ -30,17 +55,7 @@ export class SourceTally {
       state.valuesTsMs = tsMs;
       state.values = values;
     }
-    const second = Math.floor(receivedMs / 1000);
-    const { seconds } = state;
-    const last = seconds.at(-1);
-    if (last !== undefined && last[0] === second) {
-      last[1] += 1;
-    } else {
-      seconds.push([second, 1]);
-      let old = 0;
-      while (seconds[old][0] <= second - WINDOW_S) old += 1;
-      if (old) seconds.splice(0, old);
-    }
+    countIn(state.seconds, receivedMs);
   }
 
   duplicate(source) {
@@ -51,12 +66,13 @@ export class SourceTally {
     this.state(source).seqGaps += missing;
   }
 
-  /** A whole frame of this source refused (a signing verdict). Counted only for a source already listed or one
-   * with a key: forged names cannot grow the table. */
-  reject(source, reason, keyed) {
+  /** A whole frame of this source refused (a signing verdict), read at receivedMs. Counted only for a source
+   * already listed or one with a key: forged names cannot grow the table. */
+  reject(source, reason, keyed, receivedMs) {
     if (!keyed && !this.sources.has(source)) return;
-    const { rejects } = this.state(source);
-    rejects.set(reason, (rejects.get(reason) ?? 0) + 1);
+    const state = this.state(source);
+    state.rejects.set(reason, (state.rejects.get(reason) ?? 0) + 1);
+    countIn(state.refusedSeconds, receivedMs);
   }
 
   /** A source the gateway no longer tracks ([decode] max_sources). */
@@ -75,15 +91,13 @@ export class SourceTally {
 
   /** Every source, sorted by its id's code points, as of nowMs. */
   view(nowMs) {
-    const now = Math.floor(nowMs / 1000);
-    const first = now - WINDOW_S; // seconds after this one are in the window
     return [...this.sources.keys()].sort(byCodePoint).map((source) => {
       const state = this.sources.get(source);
-      let frames = 0;
-      for (const [second, count] of state.seconds) if (second > first && second <= now) frames += count;
       return { source, lastReceivedMs: state.lastReceivedMs, valuesTsMs: state.valuesTsMs, values: state.values,
-        framesPerMinute: frames / (WINDOW_S / 60), seqGaps: state.seqGaps, duplicates: state.duplicates,
-        rejects: Object.fromEntries([...state.rejects].sort(([a], [b]) => byCodePoint(a, b))) };
+        framesPerMinute: inWindow(state.seconds, nowMs) / (WINDOW_S / 60), seqGaps: state.seqGaps,
+        duplicates: state.duplicates,
+        rejects: Object.fromEntries([...state.rejects].sort(([a], [b]) => byCodePoint(a, b))),
+        refusedBurst: inWindow(state.refusedSeconds, nowMs) >= BURST };
     });
   }
 }

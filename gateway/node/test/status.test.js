@@ -32,12 +32,13 @@ describe('status_tally.jsonl', () => {
         } else if (step.forget) {
           tally.forget(step.forget);
         } else if (step.reject) {
-          tally.reject(step.reject.source, step.reject.reason, step.reject.keyed);
+          tally.reject(step.reject.source, step.reject.reason, step.reject.keyed, step.reject.received_ms);
         } else {
           const got = tally.view(step.view).map((v) => ({ source: v.source, last_received_ms: v.lastReceivedMs,
             values_ts_ms: v.valuesTsMs, values: v.values, frames_per_minute: v.framesPerMinute,
             seq_gaps: v.seqGaps, duplicates: v.duplicates,
-            stale: isStale(v.lastReceivedMs, step.view, c.params.stale_after_ms), rejects: v.rejects }));
+            stale: isStale(v.lastReceivedMs, step.view, c.params.stale_after_ms), rejects: v.rejects,
+            refused_burst: v.refusedBurst }));
           assert.deepEqual(got, step.expect, `view at ${step.view}`);
         }
       }
@@ -51,7 +52,7 @@ describe('the status document', () => {
   it('has every field, units from the contract, and the alert states of the seam', () => {
     const tally = new SourceTally();
     tally.frame('greenhouse', 1_001_000, 1_000_500, [['temp_in', 4.25], ['odd', 1]]);
-    tally.reject('greenhouse', 'bad_mac', false);
+    tally.reject('greenhouse', 'bad_mac', false, 1_000_500);
     const alerts = new Map([
       ['greenhouse', [{ rule: 'z', state: 'ok', since: null },
         { rule: 'frost', state: 'firing', since: '1970-01-01T00:17:30.000Z' }]],
@@ -63,7 +64,8 @@ describe('the status document', () => {
       started: '1970-01-01T00:16:40.000Z', uptime_s: 61 });
     const [cellar, greenhouse] = doc.sources;
     assert.deepEqual(cellar, { source: 'cellar', last_frame: null, age_s: null, stale: true, values_at: null,
-      values: [], frames_per_minute: 0, seq_gaps: 0, duplicates: 0, rejects: {}, alerts: alerts.get('cellar') });
+      values: [], frames_per_minute: 0, seq_gaps: 0, duplicates: 0, rejects: {}, refused_burst: false,
+      alerts: alerts.get('cellar') });
     assert.deepEqual(greenhouse.values, [{ metric: 'temp_in', value: 4.25, unit: '\u00b0C' },
       { metric: 'odd', value: 1, unit: null }]);
     assert.deepEqual([greenhouse.age_s, greenhouse.stale, greenhouse.rejects], [60, false, { bad_mac: 1 }]);

@@ -75,7 +75,7 @@ class FrameAcceptor:
             reason = self.verifier.verdict(frame, trusted)
             if reason is not None:
                 self._metrics.rejects.labels(reason).inc()
-                self.tally.reject(frame.source, reason, keyed=frame.source in self.verifier.policy.keys)
+                self.tally.reject(frame.source, reason, frame.source in self.verifier.policy.keys, received_ms)
                 signature = frame.signature
                 self._log.event(logging.WARNING, "frame_rejected", key=f"{frame.source}/{reason}", source=frame.source,
                                 reason=reason, seq=frame.seq, **({} if signature is None else

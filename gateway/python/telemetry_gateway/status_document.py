@@ -69,5 +69,6 @@ def source_entry(view: SourceView, now_ms: int, stale_after_ms: float, alerts: S
         "seq_gaps": view.seq_gaps,
         "duplicates": view.duplicates,
         "rejects": dict(view.rejects),
+        "refused_burst": view.refused_burst,
         "alerts": sorted((dict(item) for item in alerts), key=lambda item: item["rule"]),
     }

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 WINDOW_S = 300  # frames per minute are counted over the last 300 whole seconds, the current one included
+BURST = 5  # refused frames of one source in the window that make a burst (status.md: someone on the air, or a
+# board set up wrong)
 
 
 @dataclass
@@ -22,6 +24,7 @@ class SourceState:
     rejects: Counter = field(default_factory=Counter)  # reason → whole frames of this source refused (signing)
     # (second, frames received in it), oldest first, only seconds within the window of the newest one
     seconds: deque = field(default_factory=deque)
+    refused_seconds: deque = field(default_factory=deque)  # the same, of frames refused by a signing verdict
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,23 @@ class SourceView:
     seq_gaps: int
     duplicates: int
     rejects: Mapping[str, int]
+    refused_burst: bool = False  # BURST or more frames refused in the window
+
+
+def _count_in(seconds: deque, received_ms: int) -> None:
+    """One more event at received_ms, in a deque of [second, count] kept to the window of the newest second."""
+    second = received_ms // 1000
+    if seconds and seconds[-1][0] == second:
+        seconds[-1][1] += 1
+    else:
+        seconds.append([second, 1])
+        while seconds[0][0] <= second - WINDOW_S:
+            seconds.popleft()
+
+
+def _in_window(seconds: deque, now_ms: int) -> int:
+    first, now = now_ms // 1000 - WINDOW_S, now_ms // 1000  # seconds after first, up to now, are in the window
+    return sum(count for second, count in seconds if first < second <= now)
 
 
 class SourceTally:
@@ -53,14 +73,7 @@ class SourceTally:
         if state.last_received_ms is None or received_ms >= state.last_received_ms:
             state.last_received_ms = received_ms
             state.values_ts_ms, state.values = ts_ms, values
-        second = received_ms // 1000
-        seconds = state.seconds
-        if seconds and seconds[-1][0] == second:
-            seconds[-1][1] += 1
-        else:
-            seconds.append([second, 1])
-            while seconds[0][0] <= second - WINDOW_S:
-                seconds.popleft()
+        _count_in(state.seconds, received_ms)
 
     def duplicate(self, source: str) -> None:
         self._state(source).duplicates += 1
@@ -68,15 +81,16 @@ class SourceTally:
     def gap(self, source: str, missing: int) -> None:
         self._state(source).seq_gaps += missing
 
-    def reject(self, source: str, reason: str, keyed: bool) -> None:
-        """A whole frame of this source refused (a signing verdict). Counted only for a source already listed or
-        one with a key: forged names cannot grow the table."""
+    def reject(self, source: str, reason: str, keyed: bool, received_ms: int) -> None:
+        """A whole frame of this source refused (a signing verdict), read at received_ms. Counted only for a source
+        already listed or one with a key: forged names cannot grow the table."""
         state = self._sources.get(source)
         if state is None:
             if not keyed:
                 return
             state = self._state(source)
         state.rejects[reason] += 1
+        _count_in(state.refused_seconds, received_ms)
 
     def forget(self, source: str) -> None:
         """A source the gateway no longer tracks ([decode] max_sources)."""
@@ -89,10 +103,9 @@ class SourceTally:
 
     def view(self, now_ms: int) -> list[SourceView]:
         """Every source, sorted by name, as of now_ms."""
-        first = now_ms // 1000 - WINDOW_S  # seconds after this one are in the window
         return [SourceView(source, state.last_received_ms, state.values_ts_ms, state.values,
-                           sum(count for second, count in state.seconds if first < second <= now_ms // 1000)
-                           / (WINDOW_S / 60), state.seq_gaps, state.duplicates, dict(sorted(state.rejects.items())))
+                           _in_window(state.seconds, now_ms) / (WINDOW_S / 60), state.seq_gaps, state.duplicates,
+                           dict(sorted(state.rejects.items())), _in_window(state.refused_seconds, now_ms) >= BURST)
                 for source, state in sorted(self._sources.items())]
 
 

@@ -41,14 +41,15 @@ def test_status_tally_vectors(case):
         elif "forget" in step:
             tally.forget(step["forget"])
         elif "reject" in step:
-            tally.reject(step["reject"]["source"], step["reject"]["reason"], step["reject"]["keyed"])
+            tally.reject(step["reject"]["source"], step["reject"]["reason"], step["reject"]["keyed"],
+                         step["reject"]["received_ms"])
         else:
             now = step["view"]
             got = [{"source": v.source, "last_received_ms": v.last_received_ms, "values_ts_ms": v.values_ts_ms,
                     "values": [list(pair) for pair in v.values], "frames_per_minute": v.frames_per_minute,
                     "seq_gaps": v.seq_gaps, "duplicates": v.duplicates,
                     "stale": is_stale(v.last_received_ms, now, case["params"]["stale_after_ms"]),
-                    "rejects": v.rejects}
+                    "rejects": v.rejects, "refused_burst": v.refused_burst}
                    for v in tally.view(now)]
             assert got == step["expect"], f"view at {now}"
 
@@ -65,7 +66,7 @@ def document(tally: SourceTally, now_ms: int, alerts=None, **moment) -> dict:
 def test_document_fields_units_and_alert_seam():
     tally = SourceTally()
     tally.frame("greenhouse", 1_001_000, 1_000_500, (("temp_in", 4.25), ("odd", 1.0)))
-    tally.reject("greenhouse", "bad_mac", keyed=False)
+    tally.reject("greenhouse", "bad_mac", False, 1_000_500)
     alerts = {"greenhouse": [{"rule": "z", "state": "ok", "since": None},
                              {"rule": "frost", "state": "firing", "since": iso_ms(1_050_000)}],
               "cellar": [{"rule": "silent", "state": "firing", "since": iso_ms(1_000_000)}]}
@@ -77,7 +78,7 @@ def test_document_fields_units_and_alert_seam():
     cellar, greenhouse = doc["sources"]
     assert cellar == {"source": "cellar", "last_frame": None, "age_s": None, "stale": True, "values_at": None,
                       "values": [], "frames_per_minute": 0.0, "seq_gaps": 0, "duplicates": 0,
-                      "rejects": {}, "alerts": alerts["cellar"]}
+                      "rejects": {}, "refused_burst": False, "alerts": alerts["cellar"]}
     assert greenhouse["values"] == [{"metric": "temp_in", "value": 4.25, "unit": "\u00b0C"},
                                     {"metric": "odd", "value": 1.0, "unit": None}]
     assert (greenhouse["age_s"], greenhouse["stale"], greenhouse["rejects"]) == (60.0, False, {"bad_mac": 1})
