@@ -163,4 +163,17 @@ describe('a damaged spool', () => {
     db.close();
     assert.deepEqual(salvage(path).tables.source_counters.rows, [['SIG-1', 77, '']]);
   });
+
+  it('finishes a start that stopped between its renames', () => {
+    const path = tmpPath('spool.db');
+    writeSpool(`${path}.recovering`, 7); // built and closed; the damaged file already moved
+    const spool = new Spool(path, { fsync: 'batch' });
+    try {
+      assert.equal(spool.recovered, null);
+      assert.deepEqual([...framesOf(spool).keys()], [1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      spool.close();
+    }
+    assert.equal(existsSync(`${path}.recovering`), false);
+  });
 });

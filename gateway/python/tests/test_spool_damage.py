@@ -140,3 +140,14 @@ def test_a_format_4_spool_gives_counters_without_a_key(tmp_path):
     db.commit()
     db.close()
     assert salvage(path).tables["source_counters"].rows == [("SIG-1", 77, "")]
+
+
+def test_a_start_that_stopped_between_its_renames_is_finished_by_the_next(tmp_path):
+    path = tmp_path / "spool.db"
+    write_spool(tmp_path / "spool.db.recovering", frames=7)  # built and closed; the damaged file already moved
+    spool = Spool(path, "batch")
+    try:
+        assert spool.recovered is None and sorted(frames_of(spool)) == list(range(1, 8))
+    finally:
+        spool.close()
+    assert not (tmp_path / "spool.db.recovering").exists()

@@ -3,7 +3,8 @@
 //
 // The order keeps a crash in the middle harmless: the new file is built and closed under a name of its own first, the
 // damaged file (with its WAL) moved aside next, and the new one renamed into place last; a crash before the last
-// rename leaves the damaged file (or nothing) at the spool's path, and the next start does it again.
+// rename leaves the damaged file at the spool's path (the next start does it again) or, after the damaged file was
+// moved, none: then the next start renames the new one into place.
 
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -33,10 +34,14 @@ export function asidePath(path, nowMs) {
  * read from it, and what happened is returned: {aside, detail, frames, framesInvalid, framesSkippedIds (-1:
  * unknown), stamps, seqs, counters, countersComplete}. damage: SQLite's error when opening found it (no check then). */
 export function recoverIfDamaged(path, { nowMs = Date.now(), damage = null } = {}) {
+  const building = `${path}.recovering`;
+  if (!existsSync(path) && existsSync(building)) { // the last start stopped between its renames: the new one is whole
+    renameSync(building, path);
+    syncFolder(dirname(path));
+  }
   const integrity = damage === null ? check(path) : { ok: false, detail: damage };
   if (integrity.ok) return null;
   const found = salvage(path);
-  const building = `${path}.recovering`;
   remove(building);
   build(building, found);
   const aside = asidePath(path, nowMs);

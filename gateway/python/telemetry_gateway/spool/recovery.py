@@ -3,7 +3,8 @@ spool file, the damaged one is moved aside with a time stamp, and the gateway go
 
 The order keeps a crash in the middle harmless: the new file is built and closed under a name of its own first, the
 damaged file (with its WAL) moved aside next, and the new one renamed into place last; a crash before the last
-rename leaves the damaged file (or nothing) at the spool's path, and the next start does it again.
+rename leaves the damaged file at the spool's path (the next start does it again) or, after the damaged file was
+moved, none: then the next start renames the new one into place.
 """
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ def aside_path(path: Path, now_s: float) -> Path:
 def recover_if_damaged(path: Path, now_s: float | None = None, damage: str | None = None) -> Recovered | None:
     """None for a sound (or missing) spool file; else the damaged file is replaced by a new spool holding what could
     be read from it, and what happened is returned. damage: SQLite's error when opening found it (no check then)."""
+    building = path.with_name(path.name + ".recovering")
+    if not path.exists() and building.exists():  # the last start stopped between its renames: the new spool is whole
+        os.replace(building, path)
+        _sync_folder(path.parent)
     integrity = check(path) if damage is None else Integrity(False, damage)
     if integrity.ok:
         return None
     found = salvage(path)
-    building = path.with_name(path.name + ".recovering")
     _remove(building)
     _build(building, found)
     aside = aside_path(path, time.time() if now_s is None else now_s)
