@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "sim_eeprom.h"
 #include "sim_run.h"
 
 namespace {
@@ -33,28 +34,6 @@ std::vector<uint8_t> unhex(const std::string& hex) {
     out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
   }
   return out;
-}
-
-// Intel HEX, 16 data bytes a record, as avr-objcopy writes .eep files.
-void write_ihex(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path);
-  for (size_t at = 0; at < bytes.size(); at += 16) {
-    size_t n = std::min<size_t>(16, bytes.size() - at);
-    unsigned sum = static_cast<unsigned>(n + (at >> 8) + (at & 0xFF));
-    char head[16];
-    std::snprintf(head, sizeof head, ":%02X%04X00", static_cast<unsigned>(n), static_cast<unsigned>(at));
-    out << head;
-    for (size_t i = 0; i < n; ++i) {
-      char b[3];
-      std::snprintf(b, sizeof b, "%02X", bytes[at + i]);
-      out << b;
-      sum += bytes[at + i];
-    }
-    char check[4];
-    std::snprintf(check, sizeof check, "%02X\n", (256 - sum % 256) % 256);
-    out << check;
-  }
-  out << ":00000001FF\n";
 }
 
 void put(std::vector<uint8_t>& out, uint32_t value, int size) {
@@ -108,22 +87,6 @@ std::vector<uint8_t> crypto_image(const nlohmann::json& vectors) {
 std::string lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
-}
-
-struct Command {
-  int status;
-  std::string output;
-};
-
-Command run(const std::string& command) {
-  Command result{-1, ""};
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return result;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) result.output += buf;
-  int status = pclose(p);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
 }
 
 std::string write_keys(const std::string& name, const std::string& text, mode_t mode = 0600) {

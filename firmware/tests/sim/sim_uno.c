@@ -26,17 +26,21 @@
 #define CYCLES_PER_MS (CPU_HZ / 1000)
 
 static const char usage[] =
-    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-p PTY_LINK] [-r] [-T] [-w WALL_S] "
-    "firmware.elf\n"
+    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-E K] [-o EEPROM.eep] [-p PTY_LINK] [-r] "
+    "[-T] [-w WALL_S] firmware.elf\n"
     "  -m SIM_MS   stop after SIM_MS simulated milliseconds (default: until SIGTERM/SIGINT)\n"
     "  -a PIN=MV   analog input A<PIN> (0-7) held at MV millivolts (repeatable; default 0)\n"
     "  -v VCC_MV   supply voltage Vcc = AVcc = AREF (default 5000)\n"
     "  -e FILE     EEPROM contents from an Intel HEX image, as avrdude -U eeprom:w:FILE:i writes them (else erased)\n"
+    "  -E K        cut the power right after the K-th EEPROM byte write (state=eeprom): that byte is written, the\n"
+    "              next is not\n"
+    "  -o FILE     at the end, write the whole EEPROM as an Intel HEX image (for -e on the next boot)\n"
     "  -p PATH     expose UART0 on a pseudo-terminal and make PATH a symlink to it (else UART0 -> stdout)\n"
     "  -T          prefix each stdout line with [simulated ms]\n"
     "  -r          pace simulated time to wall-clock time (else as fast as the host runs)\n"
     "  -w WALL_S   wall-clock watchdog: give up after WALL_S seconds, exit 3 (default 120)\n"
-    "stderr ends with: # sim: simulated_ms=N wall_ms=N state=done|time|signal|crashed|watchdog\n";
+    "stderr ends with: # sim: simulated_ms=N wall_ms=N state=done|time|signal|crashed|watchdog|eeprom "
+    "eeprom_writes=N\n";
 
 static volatile sig_atomic_t stop_requested;
 static int pty_master = -1;
@@ -45,6 +49,20 @@ static int timestamps;        // -T: prefix each stdout line with the simulated 
 static avr_t* board;
 static char line_buf[512];
 static size_t line_len;
+
+// EEPROM byte writes, counted at the EECR strobe that simavr's EEPROM model (avr_eeprom.c) takes as a write: EEPE
+// written while EEMPE is still set. simavr stores the byte at that strobe, at once and whole, so stopping right after
+// it cuts the power exactly between two byte writes.
+#define EECR_ADDR 0x3F /* ATmega328P: EECR is I/O 0x1F */
+#define EEPE_BIT 0x02
+#define EEMPE_BIT 0x04
+static avr_io_write_t eeprom_module_write;
+static void* eeprom_module_param;
+static unsigned long eeprom_writes;
+static unsigned long eeprom_cut_after;  // -E K: 0 = never
+static int eeprom_cut;
+static uint8_t* eeprom_bytes;  // simavr's own buffer
+#define EEPROM_SIZE 1024
 
 static void on_signal(int sig) {
   (void)sig;
@@ -112,22 +130,61 @@ static void pump_pty_input(avr_t* avr, avr_irq_t* uart_in) {
   (void)avr;
 }
 
+static void eecr_write(avr_t* avr, avr_io_addr_t addr, uint8_t v, void* param) {
+  (void)param;
+  int armed = (avr->data[EECR_ADDR] & EEMPE_BIT) != 0;
+  eeprom_module_write(avr, addr, v, eeprom_module_param);
+  if (armed && (v & EEPE_BIT)) {
+    ++eeprom_writes;
+    if (eeprom_cut_after && eeprom_writes == eeprom_cut_after) eeprom_cut = 1;
+  }
+}
+
+// Puts the counter in front of simavr's EEPROM module and finds its buffer (AVR_IOCTL_EEPROM_GET without a
+// buffer hands out the module's own; its SET refuses a range that ends on the last byte).
+static int hook_eeprom(avr_t* avr) {
+  avr_eeprom_desc_t desc = {.ee = NULL, .offset = 0, .size = 0};
+  avr_ioctl(avr, AVR_IOCTL_EEPROM_GET, &desc);
+  eeprom_bytes = desc.ee;
+  eeprom_module_write = avr->io[AVR_DATA_TO_IO(EECR_ADDR)].w.c;
+  eeprom_module_param = avr->io[AVR_DATA_TO_IO(EECR_ADDR)].w.param;
+  if (!eeprom_bytes || !eeprom_module_write) return fputs("sim_uno: simavr's EEPROM module not found\n", stderr), -1;
+  avr->io[AVR_DATA_TO_IO(EECR_ADDR)].w.c = eecr_write;
+  avr->io[AVR_DATA_TO_IO(EECR_ADDR)].w.param = NULL;
+  return 0;
+}
+
 // The bytes of an Intel HEX image into the EEPROM; the rest stays erased (0xFF), as on a real chip.
-static int load_eeprom(avr_t* avr, const char* path) {
+static int load_eeprom(const char* path) {
   ihex_chunk_p chunks = NULL;
   int count = read_ihex_chunks(path, &chunks);
   if (count < 0) return fprintf(stderr, "sim_uno: cannot read EEPROM image %s\n", path), -1;
   for (int i = 0; i < count; ++i) {
-    if (chunks[i].baseaddr + chunks[i].size > 1024) {
+    if (chunks[i].baseaddr + chunks[i].size > EEPROM_SIZE) {
       free_ihex_chunks(chunks);
       return fprintf(stderr, "sim_uno: %s goes past the 1024-byte EEPROM\n", path), -1;
     }
-    avr_eeprom_desc_t desc = {.ee = chunks[i].data, .offset = (uint16_t)chunks[i].baseaddr,
-                              .size = chunks[i].size};
-    avr_ioctl(avr, AVR_IOCTL_EEPROM_SET, &desc);
+    memcpy(eeprom_bytes + chunks[i].baseaddr, chunks[i].data, chunks[i].size);
   }
   free_ihex_chunks(chunks);
   return 0;
+}
+
+// The whole EEPROM as Intel HEX, 16 data bytes a record, as avr-objcopy writes .eep files.
+static int save_eeprom(const char* path) {
+  FILE* out = fopen(path, "w");
+  if (!out) return fprintf(stderr, "sim_uno: cannot write %s: %s\n", path, strerror(errno)), -1;
+  for (unsigned at = 0; at < EEPROM_SIZE; at += 16) {
+    unsigned sum = 16 + (at >> 8) + (at & 0xFF);
+    fprintf(out, ":10%04X00", at);
+    for (unsigned i = 0; i < 16; ++i) {
+      fprintf(out, "%02X", eeprom_bytes[at + i]);
+      sum += eeprom_bytes[at + i];
+    }
+    fprintf(out, "%02X\n", (256 - sum % 256) % 256);
+  }
+  fputs(":00000001FF\n", out);
+  return fclose(out) ? -1 : 0;
 }
 
 int main(int argc, char** argv) {
@@ -135,8 +192,9 @@ int main(int argc, char** argv) {
   long adc_mv[8] = {0};
   const char* pty_link = NULL;
   const char* eeprom_image = NULL;
+  const char* eeprom_out = NULL;
   int realtime = 0, opt;
-  while ((opt = getopt(argc, argv, "m:a:v:e:p:rTw:h")) != -1) {
+  while ((opt = getopt(argc, argv, "m:a:v:e:E:o:p:rTw:h")) != -1) {
     int pin;
     long mv;
     switch (opt) {
@@ -144,6 +202,8 @@ int main(int argc, char** argv) {
       case 'v': vcc_mv = atol(optarg); break;
       case 'p': pty_link = optarg; break;
       case 'e': eeprom_image = optarg; break;
+      case 'E': eeprom_cut_after = strtoul(optarg, NULL, 10); break;
+      case 'o': eeprom_out = optarg; break;
       case 'r': realtime = 1; break;
       case 'T': timestamps = 1; break;
       case 'w': wall_limit_s = atol(optarg); break;
@@ -168,7 +228,7 @@ int main(int argc, char** argv) {
   avr_load_firmware(avr, &firmware);
   avr->sleep = no_host_sleep;
   avr->vcc = avr->avcc = avr->aref = (uint32_t)vcc_mv;
-  if (eeprom_image && load_eeprom(avr, eeprom_image)) return 1;
+  if (hook_eeprom(avr) || (eeprom_image && load_eeprom(eeprom_image))) return 1;
 
   for (int pin = 0; pin < 8; ++pin) {
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + pin), (uint32_t)adc_mv[pin]);
@@ -197,6 +257,10 @@ int main(int argc, char** argv) {
       outcome = state == cpu_Done ? "done" : "crashed";
       break;
     }
+    if (eeprom_cut) {
+      outcome = "eeprom";
+      break;
+    }
     if (end_cycle && avr->cycle >= end_cycle) break;
     if (avr->cycle < next_check) continue;
     next_check = avr->cycle + CYCLES_PER_MS;  // once per simulated ms: signals, watchdog, pty input, pacing
@@ -217,8 +281,9 @@ int main(int argc, char** argv) {
   }
   if (line_len) fwrite(line_buf, 1, line_len, stdout);
   fflush(stdout);
-  fprintf(stderr, "# sim: simulated_ms=%llu wall_ms=%.0f state=%s\n",
-          (unsigned long long)(avr->cycle / CYCLES_PER_MS), now_ms() - wall_start, outcome);
+  if (eeprom_out && save_eeprom(eeprom_out)) return 1;
+  fprintf(stderr, "# sim: simulated_ms=%llu wall_ms=%.0f state=%s eeprom_writes=%lu\n",
+          (unsigned long long)(avr->cycle / CYCLES_PER_MS), now_ms() - wall_start, outcome, eeprom_writes);
   if (pty_link) unlink(pty_link);
   if (!strcmp(outcome, "crashed")) return 2;
   if (!strcmp(outcome, "watchdog")) return 3;
