@@ -1,6 +1,6 @@
 // The byte order in which the node raises its stored counter reservation (PROTOCOL.md 8.4): after every prefix of
 // the writes, as a power cut between two EEPROM byte writes leaves them, the bytes read as a value >= the old
-// reservation and never as the erased FFFFFFFF. The simulator test (tests/sim/torn_write_test.cpp) cuts the real
+// reservation and never as the erased FFFFFFFF. The simulator test (tests/sim/reservation_sim_test.cpp) cuts the real
 // node's writes the same way.
 #include <cstdint>
 #include <random>
