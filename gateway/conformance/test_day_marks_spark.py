@@ -11,8 +11,6 @@ real gateway."""
 from __future__ import annotations
 
 import shlex
-import socket
-import threading
 import time
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -22,6 +20,7 @@ from telemetry_analytics_kit import reference
 from telemetry_analytics_kit.checks import assert_matches, submit_job, summary_rows
 from telemetry_analytics_kit.loader import Reading
 from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, gateways_under_test, wait_for
+from telemetry_conformance.cassandra_proxy import CutProxy
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
@@ -146,75 +145,6 @@ def test_a_sigkill_right_after_the_readings_landed_leaves_the_day_marked(tmp_pat
     daily(cassandra_node, keyspace)  # default --clock-skew
     for rig in rigs:
         assert_summarised(db, keyspace, rig.sparse.readings, rig.name)
-
-
-class CutProxy:
-    """A TCP proxy to Cassandra's native port that can cut the gateway off: cut() closes every connection and
-    refuses new ones (accepted, then closed at once), restore() forwards again."""
-
-    def __init__(self, host: str, port: int = 9042) -> None:
-        self.target = (host, port)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.lock = threading.Lock()
-        self.sockets: set[socket.socket] = set()
-        self.open = True
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            with self.lock:
-                if not self.open:
-                    client.close()
-                    continue
-                try:
-                    upstream = socket.create_connection(self.target, timeout=5)
-                except OSError:
-                    client.close()
-                    continue
-                upstream.settimeout(None)
-                self.sockets |= {client, upstream}
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
-
-    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        for s in (source, sink):
-            self._close(s)
-
-    def _close(self, s: socket.socket) -> None:
-        with self.lock:
-            self.sockets.discard(s)
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        s.close()
-
-    def cut(self) -> None:
-        with self.lock:
-            self.open = False
-            open_sockets = list(self.sockets)
-        for s in open_sockets:
-            self._close(s)
-
-    def restore(self) -> None:
-        with self.lock:
-            self.open = True
-
-    def close(self) -> None:
-        self.closed = True
-        self.cut()
-        self.listener.close()
 
 
 @pytest.fixture

@@ -38,10 +38,12 @@ def lost_on_gateway_clock(stored, writer: PacedWriter, kills: list[tuple[int, fl
     return allowed
 
 
-def check_rows(session, writer: PacedWriter, sent, may_be_missing=frozenset(), timeout: float = 120, who: str = ""):
+def check_rows(session, writer: PacedWriter, sent, may_be_missing=frozenset(), timeout: float = 120, who: str = "",
+               late_ms: int = 60_000):
     """Every sent frame but those in may_be_missing (a set, or a function of the stored frames giving it) is stored
     exactly once, with its exact values; even frames at their explicit t, odd ones at a receipt stamp after they
-    were sent, strictly increasing. Failures start with who (the gateway), if given. Returns the stored frames."""
+    were sent (at most late_ms after), strictly increasing. Failures start with who (the gateway), if given. Returns
+    the stored frames."""
     who = f"{who}: " if who else ""
     allowed = may_be_missing if callable(may_be_missing) else lambda _stored: set(may_be_missing)
     every = {n for n, _, _ in sent}
@@ -80,8 +82,8 @@ def check_rows(session, writer: PacedWriter, sent, may_be_missing=frozenset(), t
             assert ts == writer.t_base_ms + n, f"{who}frame {n}: ts {ts}, sent with t={writer.t_base_ms + n}"
         else:
             # stamped when read: after its last byte was written (the writer notes the time just after), within
-            # the minute
-            assert sent_ms[n] - 50 <= ts <= sent_ms[n] + 60_000, f"{who}frame {n}: ts {ts}, sent at {sent_ms[n]}"
+            # the minute (late_ms)
+            assert sent_ms[n] - 50 <= ts <= sent_ms[n] + late_ms, f"{who}frame {n}: ts {ts}, sent at {sent_ms[n]}"
             assert ts > previous_stamp, f"{who}frame {n}: receipt stamps must increase"
             previous_stamp = ts
     return stored

@@ -65,11 +65,15 @@ class PacedWriter(threading.Thread):
     """A board sending numbered frames at a steady rate from a thread of its own, so a test can kill things at
     random moments meanwhile. Even frame numbers carry an explicit t (a unique millisecond, so their rows' ts are
     known exactly); odd ones are stamped on receipt by the gateway. Each frame is recorded when its last byte is
-    in the pty: (n, monotonic time, wall-clock ms)."""
+    in the pty: (n, monotonic time, wall-clock ms). After a write blocked on a full pty (nobody reading) it catches
+    up with the schedule at full speed, unless catch_up is False: then it goes on at the rate from there, as a board
+    would (a burst of thousands of frames a second has each receipt stamp a millisecond after the last, running
+    ahead of the clock)."""
 
-    def __init__(self, board: Board, stream: Stream, rate: float, t_base_ms: int) -> None:
+    def __init__(self, board: Board, stream: Stream, rate: float, t_base_ms: int, catch_up: bool = True) -> None:
         super().__init__(daemon=True)
         self.board, self.stream, self.rate, self.t_base_ms = board, stream, rate, t_base_ms
+        self.catch_up = catch_up
         self.sent: list[tuple[int, float, int]] = []
         # n -> monotonic time its first byte went to the pty: a frame written while the pty was full goes in parts,
         # and a gateway killed in between has read its beginning.
@@ -86,6 +90,8 @@ class PacedWriter(threading.Thread):
                 self.started[n] = time.monotonic()
                 self.board.write(frame, timeout=300)
                 self.sent.append((n, time.monotonic(), int(time.time() * 1000)))
+                if not self.catch_up:
+                    start = max(start, time.monotonic() - n / self.rate)
                 time.sleep(max(0.0, start + n / self.rate - time.monotonic()))
         except BaseException as error:  # reported by finish()
             self.error = error

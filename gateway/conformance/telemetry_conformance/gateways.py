@@ -88,10 +88,11 @@ level = "info"
         return cls(config, spool, metrics_port, ports=tuple(p["path"] if isinstance(p, dict) else p for p in ports),
                    log_path=tmp / "gateway.log")
 
-    def start(self, **env: str) -> None:
-        """Starts the gateway (env: extra environment, e.g. TELEMETRY_CASSANDRA_PORT="1")."""
+    def start(self, command: list[str] | None = None, **env: str) -> None:
+        """Starts the gateway (env: extra environment, e.g. TELEMETRY_CASSANDRA_PORT="1"); command: the gateway's
+        (default: GATEWAY_COMMAND's), for tests starting several gateways at once from threads."""
         log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([*gateway_command(), "run", "--config", str(self.config_path)],
+        self.process = subprocess.Popen([*(command or gateway_command()), "run", "--config", str(self.config_path)],
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                         env={**os.environ, **env})
         wait_for(lambda: self.metrics_or_none() is not None, 30, "the gateway's metrics endpoint")

@@ -1,0 +1,259 @@
+"""Gateway conformance under power cuts, per durability policy: every gateway under test side by side, each
+spool on the power-cut file system (telemetry_conformance.power_cut: writes not fsynced are forgotten at a cut) over
+a tmpfs of its own, each gateway fed 500 frames/s and a signing node, Cassandra behind a proxy. A cut kills every
+gateway (SIGKILL), then cuts the file system, then mounts it again and restarts every gateway on the same spool.
+One cut per state of Cassandra, in turn, at random moments: healthy (right after a signed frame landed), hung,
+down, down with the disk full (reading paused), and during the drain after that outage.
+
+Allowed loss per cut, on each gateway's own clock (test_faults.lost_on_gateway_clock), by policy and state
+(guarantees.md, power cut rows): WINDOW_MS. Checked row by row (test_faults.check_rows: every value and timestamp,
+each frame at most once); every restart reopens its spool; the seq gaps after each cut are counted as
+frames_possibly_lost, at least as many as were lost; a signed frame that reached Cassandra before a cut is a replay
+after it, at every policy."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import sqlite3
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import pytest
+
+from conftest import fill_disk
+from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, gateways_under_test, wait_for
+from telemetry_conformance.cassandra_proxy import CutProxy
+from telemetry_conformance.power_cut import PowerCutMount
+from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
+from test_signed_frames import KEY, rejects, signed_frame, temps
+from test_stop_and_crash_loss import LOSS_WINDOW_MS
+
+pytestmark = pytest.mark.cassandra
+EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test through the same cuts, a test per policy
+
+RATE = 500
+LEAD_MS = 60_000  # spool.md, "Receipt stamps as ceilings": the lead
+INTERVAL_MS = 1000  # fsync_interval_ms, the default
+STATES = ("healthy", "hung", "down", "full", "drain")
+# What a cut may take, read on the gateway's clock before it (guarantees.md). deferred: held frames (the hold) while
+# holding is safe (Cassandra healthy; hung: held until due, then committed), else what batch loses (half the hold
+# checks that nothing is held); batch: the commit in progress and the next; interval: the interval's commits not
+# yet checkpointed, and the checkpoint's own time.
+WINDOW_MS = {
+    "deferred": {"healthy": INTERVAL_MS, "hung": INTERVAL_MS, "down": LOSS_WINDOW_MS, "full": LOSS_WINDOW_MS,
+                 "drain": LOSS_WINDOW_MS},
+    "batch": dict.fromkeys(STATES, 200),
+    "interval": dict.fromkeys(STATES, INTERVAL_MS + 250),
+}
+# After a crash the deferred policy's receipt stamps may run up to 5 s late (spool.md, ceilings): its cuts at least
+# that and the window apart keep the stamps the bound is judged on true. The other policies stamp exactly.
+SPACING_S = {"deferred": (6.5, 8.0), "batch": (2.5, 4.0), "interval": (2.5, 4.0)}
+
+
+@dataclass
+class Rig:
+    name: str
+    policy: str
+    command: list[str]
+    gateway: GatewayUnderTest
+    writer: PacedWriter
+    signer: Board
+    node: int
+    kills: list[tuple[int, float, int]] = field(default_factory=list)  # (wall ms, monotonic s, window ms)
+    signed: list[float] = field(default_factory=list)  # temp_in of each signed frame that landed
+
+    def loss_per_cut(self, stored, lost: set[int]) -> list[tuple[int, int]]:
+        """Per cut: the frames it took (those lost that had reached the pty before it and after the cut before),
+        and how long before it the oldest of them was read, on the gateway's clock (the stamp of the last frame
+        before them that was kept; 0 when none was lost)."""
+        stamped = sorted((n, entries[0][0]) for n, entries in stored.items() if n % 2 == 1)
+        result, previous_at = [], 0.0
+        for ms, at, _ in self.kills:
+            taken = {n for n in lost if previous_at < self.writer.started.get(n, 0) <= at}
+            before = [ts for n, ts in stamped if taken and n < min(taken)]
+            result.append((len(taken), ms - before[-1] if taken and before else 0))
+            previous_at = at
+        return result
+
+    def may_be_missing(self, frames) -> set[int]:
+        return set().union(*(lost_on_gateway_clock(frames, self.writer, [(ms, at)], window)
+                             for ms, at, window in self.kills))
+
+
+@pytest.fixture
+def disk(tmp_path):
+    """A 32 MiB tmpfs under the power-cut file system: a really full disk for the full-disk state."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m,mode=0700", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def start_all(rigs: list[Rig], proxy: CutProxy) -> None:
+    """Every gateway started at once (each reopening its spool), each waited for until its ports are open."""
+    with ThreadPoolExecutor(len(rigs)) as pool:
+        list(pool.map(lambda rig: rig.gateway.start(rig.command, TELEMETRY_CASSANDRA_PORT=str(proxy.port)), rigs))
+
+
+def power_cut(rigs: list[Rig], fs: PowerCutMount, proxy: CutProxy, state: str) -> None:
+    for rig in rigs:
+        rig.kills.append((int(time.time() * 1000), time.monotonic(), WINDOW_MS[rig.policy][state]))
+        rig.gateway.kill()
+    fs.cut()
+    start_all(rigs, proxy)
+
+
+def stored_counter(rig: Rig) -> int | None:
+    """The signing node's counter as the spool file holds it (what a cut keeps, if it was fsynced)."""
+    spool = sqlite3.connect(f"file:{rig.gateway.spool_path}?mode=ro", uri=True)
+    try:
+        row = spool.execute("SELECT counter FROM source_counters WHERE source = ?", (f"node{rig.node}",)).fetchone()
+        return row and row[0]
+    finally:
+        spool.close()
+
+
+def replayed_after_cut(rigs: list[Rig], number: int, counter: int, seq: int) -> None:
+    """The signed frame accepted before the cut, sent again after it: a replay at every policy, stored once."""
+    for rig in rigs:
+        rig.signed.append(float(number))
+        rig.signer.write(signed_frame(rig.node, number, counter, seq))
+    for rig in rigs:
+        wait_for(lambda: rejects(rig.gateway)["replay"] == 1, 20, f"{rig.name}: the replay after the cut refused")
+
+
+def possibly_lost(rig: Rig) -> int:
+    """What the gateway's runs counted as possibly lost for the stream's source (each run logs its own)."""
+    source = rig.writer.stream.source
+    return sum(int(m) for m in re.findall(rf"event=frames_possibly_lost source={source} missing=(\d+)",
+                                          rig.gateway.log()))
+
+
+@pytest.mark.parametrize("policy", list(WINDOW_MS))
+def test_power_cuts_lose_at_most_the_bound(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways):
+    proxy = CutProxy(cassandra_node)
+    fs = PowerCutMount(disk / "backing", tmp_path / "mnt").start()
+    try:
+        run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, proxy, fs)
+    finally:
+        for gateway in gateways:
+            if gateway.process is not None and gateway.process.poll() is None:
+                gateway.kill()
+        fs.stop()
+        proxy.close()
+
+
+def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, proxy, fs) -> None:
+    keys = tmp_path / "keys"
+    rigs: list[Rig] = []
+    t_base_ms = int(time.time() * 1000) - HOUR_MS
+    for name, command in gateways_under_test().items():
+        label, node = f"{name}-{policy}", 10 * len(rigs) + 3
+        folder = tmp_path / label
+        folder.mkdir()
+        (fs.mountpoint / label).mkdir()
+        board, signer, stream = Board(folder / "ttyUSB0"), Board(folder / "ttyUSB1"), Stream(f"P-{label}")
+        gateway = GatewayUnderTest.configure(
+            folder, [board.link, signer.link], keyspace, cassandra_node,
+            fsync=None if policy == "deferred" else policy, spool=fs.mountpoint / label / "spool.sqlite",
+            extra=f'\n[signing]\nkeys_file = "{keys}"\nunsigned_allowed = ["{stream.source}"]\n')
+        gateways.append(gateway)
+        writer = PacedWriter(board, stream, rate=RATE, t_base_ms=t_base_ms, catch_up=False)
+        rigs.append(Rig(label, policy, command, gateway, writer, signer, node))
+    keys.write_text("".join(f"node{rig.node} {KEY.hex()}\n" for rig in rigs))
+    os.chmod(keys, 0o600)
+    start_all(rigs, proxy)
+    for rig in rigs:
+        if rig.policy == "deferred":
+            rig.gateway.wait_holding()
+        rig.writer.start()
+    rng = random.Random()
+    last_cut = time.monotonic()
+
+    def next_cut() -> float:
+        """A random moment SPACING_S after the last cut."""
+        return last_cut + rng.uniform(*SPACING_S[policy])
+
+    def until(moment: float) -> None:
+        time.sleep(max(0.0, moment - time.monotonic()))
+
+    began = time.monotonic()
+
+    def cut(state: str) -> None:
+        nonlocal last_cut
+        last_cut = time.monotonic()
+        power_cut(rigs, fs, proxy, state)
+        print(f"{state} cut at {last_cut - began:.1f} s, restarted after {time.monotonic() - last_cut:.1f} s")
+
+    # Healthy: a signed frame per gateway, the cut as soon as every one is in Cassandra; its replay is refused.
+    until(next_cut())
+    for rig in rigs:
+        rig.signer.write(signed_frame(rig.node, 1, 101, 1))
+    wait_for(lambda: all(1.0 in temps(db, f"node{rig.node}") for rig in rigs), 20,
+             "every signed frame in Cassandra", interval=0.01)
+    cut("healthy")
+    replayed_after_cut(rigs, 1, 101, 1)
+
+    # Hung: Cassandra answers nothing for a while before the cut.
+    moment = next_cut()
+    hung_s = rng.uniform(1.5, 3.0)  # more than the hold: deferred commits what Cassandra does not answer for
+    until(moment - hung_s)
+    proxy.hang()
+    until(max(moment, time.monotonic() + hung_s))
+    cut("hung")
+
+    # Down: unreachable. A signed frame, the cut as soon as its counter is in the spool; its replay is refused.
+    proxy.cut()
+    until(next_cut())
+    for rig in rigs:
+        rig.signer.write(signed_frame(rig.node, 2, 102, 2))
+    for rig in rigs:
+        wait_for(lambda: stored_counter(rig) == 102, 20, f"{rig.name}: the counter in the spool", interval=0.01)
+    cut("down")
+    replayed_after_cut(rigs, 2, 102, 2)
+
+    # Still down, and the spools' disk really full: reading pauses; the cut comes during the pause.
+    filler = fill_disk(disk)
+    for rig in rigs:
+        wait_for(lambda: fill_disk(disk) and rig.gateway.metric("telemetry_gateway_reading_paused") == 1, 60,
+                 f"{rig.name}: reading paused on the full disk")
+    until(next_cut())
+    cut("full")
+
+    # The outage ends: room again, Cassandra back; the cut comes while the spools drain.
+    filler.unlink()
+    proxy.restore()
+    for rig in rigs:
+        wait_for(lambda: rig.gateway.metric("telemetry_gateway_frames_written_total") > 0, 60,
+                 f"{rig.name}: the drain started", interval=0.05)
+    draining = [rig.name for rig in rigs if rig.gateway.metric("telemetry_gateway_spool_frames") > 0]
+    cut("drain")
+
+    time.sleep(1.0)
+    sent = {rig.name: rig.writer.finish() for rig in rigs}
+    print(f"writers stopped at {time.monotonic() - began:.1f} s")
+    summary = []
+    for rig in rigs:
+        # deferred: stamps on receipt up to a minute late after a crash, a minute more per crash within a minute
+        # of the last (spool.md, ceilings); the others stamp when read.
+        late_ms = (1 + len(rig.kills)) * LEAD_MS if policy == "deferred" else 60_000
+        stored = check_rows(db, rig.writer, sent[rig.name], rig.may_be_missing, who=rig.name, late_ms=late_ms)
+        lost = {n for n, _, _ in sent[rig.name]} - stored.keys()
+        summary.append(f"{rig.name}: sent {len(sent[rig.name])}, lost {len(lost)}, counted as possibly lost "
+                       f"{possibly_lost(rig)}; per cut (frames, ms read before it on the gateway's clock): "
+                       + ", ".join(f"{state} {n} {span}" for state, (n, span) in zip(STATES, rig.loss_per_cut(
+                           stored, lost))))
+        assert possibly_lost(rig) >= len(lost), f"{rig.name}: {len(lost)} lost, fewer counted as possibly lost"
+        wait_for(lambda: temps(db, f"node{rig.node}") == rig.signed, 30, f"{rig.name}: the signed frames, each once")
+        log = rig.gateway.log()
+        assert log.count("event=unclean_stop_detected") == len(STATES), rig.name
+        assert "Traceback" not in log, rig.name
+    print("\n".join(summary) + f"\ndraining at the last cut: {draining}; rows checked at {time.monotonic() - began:.1f} s")
+    for rig in rigs:
+        assert rig.gateway.stop() == 0, rig.name
