@@ -172,8 +172,10 @@ class StatusServer:
 
     @staticmethod
     def _head(connection: socket.socket, pending: bytes, deadline: float, first: bool) -> tuple[bytes, bytes]:
-        """The next head (through its CRLF CRLF) and the bytes after it. Out of time: 408, or, on a connection idle
-        after an answer, closed without one."""
+        """The next head (through its CRLF CRLF) and the bytes after it, due by deadline (the first head) or within
+        HEAD_TIMEOUT_S of its first byte (a later one). Out of time: 408, or, on a connection idle after an answer,
+        closed without one."""
+        started = first or bool(pending)
         while True:
             end = pending.find(b"\r\n\r\n")
             if end >= 0 and end + 4 <= MAX_HEAD:
@@ -184,7 +186,7 @@ class StatusServer:
                 raise Refused(400)
             left = deadline - time.monotonic()
             if left <= 0:
-                if pending or first:
+                if started:
                     raise Refused(408)
                 raise Closed()
             connection.settimeout(left)
@@ -194,6 +196,8 @@ class StatusServer:
                 continue
             if not data:
                 raise Closed()
+            if not started:
+                started, deadline = True, time.monotonic() + HEAD_TIMEOUT_S
             pending += data
 
     def _respond(self, status: int, path: str | None, head_only: bool, accept: str, close: bool) -> bytes:
