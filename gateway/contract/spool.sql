@@ -1,5 +1,5 @@
 -- The gateway's spool: a SQLite database holding every accepted frame until Cassandra has acknowledged it.
--- Spool format 5. Every gateway creates a new spool by running these statements, in this order, in one
+-- Spool format 6. Every gateway creates a new spool by running these statements, in this order, in one
 -- transaction, and opens an existing one only if its PRAGMA user_version is at most the number set below.
 -- The rules around this schema (WAL, fsync, size cap, full disk, restart, upgrade from format 1) are in spool.md.
 
@@ -12,7 +12,10 @@ CREATE TABLE IF NOT EXISTS frames (
     ts_ms INTEGER NOT NULL,       -- the readings' timestamp: ms since 1970-01-01 UTC (explicit t or receipt stamp)
     received_ms INTEGER NOT NULL, -- when its line was read, ms since 1970-01-01 UTC (for the delivery latency)
     metrics TEXT NOT NULL,        -- metric names, comma-separated, in the frame's order: 'temp_in,light'
-    vals BLOB NOT NULL            -- their values, in the same order: 8 bytes each, IEEE-754 doubles, big-endian
+    vals BLOB NOT NULL,           -- their values, in the same order: 8 bytes each, IEEE-754 doubles, big-endian
+    -- The row's checksum (spool.md, "Row checksums"): CRC-32 of source, ts_ms, received_ms, metrics and vals, as a
+    -- signed 32-bit integer. NULL in a row written before checksums (format 5 or older, upgraded): not checked.
+    crc INTEGER
 );
 
 -- The last receipt timestamp given to each source, committed in the same transaction as its frames: after a
@@ -42,4 +45,4 @@ CREATE TABLE IF NOT EXISTS source_counters (
 );
 
 -- The spool format version (this file's version). A gateway refuses a spool with a higher one.
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;

@@ -54,6 +54,7 @@ class Metrics:
         self.spool_dropped = declare("spool_dropped_frames_total", r)
         self.spool_damaged = declare("spool_damaged_total", r)
         self.spool_recovered_frames = declare("spool_recovered_frames_total", r)
+        self.spool_invalid_frames = declare("spool_invalid_frames_total", r)
         self.spool_frames_committed = declare("spool_frames_committed_total", r)
         self.spool_holding = declare("spool_holding", r)
         self.frames_possibly_lost = declare("frames_possibly_lost_total", r)

@@ -47,6 +47,8 @@ CONNECT_ACTIONS = {
 
 # `latest` is a view, not a record: written coalesced, a write per source every few seconds. At low rates a chunk
 # holds a frame or two, and a write of it per chunk would multiply the requests a small gateway sends.
+DAMAGED_ROW_ACTION = ("a frame row in the spool failed its checksum (a damaged SD card?): it was not sent and was "
+                      "deleted; check the card")
 LATEST_FLUSH_S = 2.0
 # The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
 # retries) when due. A Pi's gateway is idle most of the time, and every wake-up of a thread costs CPU.
@@ -71,6 +73,7 @@ class Sender:
         self._link_ok = False
         self.last_error: tuple[str, int] | None = None  # (error kind, wall ms) of the last failure: status page
         self._log = RateLimitedLog()
+        self._damage_log = RateLimitedLog(60.0)  # spool_frame_damaged: logs.md, one line a minute
         self._cluster: Cluster | None = None
         self._session: Session | None = None
         self._statements: Statements | None = None
@@ -181,6 +184,7 @@ class Sender:
         while self._more and self._pump.waiting + self._gate.parked + len(self._retries) < self._pump.max_in_flight:
             self._more = False  # before the query: a nudge from here on sets it again
             frames = self._spool.take(self._cursor, limit=self._chunk_frames)
+            self._report_damaged(self._spool.damaged_rows())
             if not frames:
                 break
             if len(frames) == self._chunk_frames:
@@ -195,6 +199,14 @@ class Sender:
                          for source, day in plan.days if (source, day) not in self._ledger.known_days]
             self._ledger.expect(len(requests), chunk)
             self._pump.add(self._gate.hold(requests, plan.days, time.monotonic()))
+
+    def _report_damaged(self, rows: list[tuple]) -> None:
+        """Frame rows that failed their checksum: not sent, deleted (spool.md, "Row checksums")."""
+        for row in rows:
+            self._metrics.spool_invalid_frames.inc()
+            source = row[1].decode("utf-8", "replace") if isinstance(row[1], bytes) else row[1]
+            self._damage_log.event(logging.ERROR, "spool_frame_damaged", id=row[0], source=source, ts_ms=row[2],
+                                   action=DAMAGED_ROW_ACTION)
 
     def _flush_latest(self) -> None:
         self._latest_flushed = time.monotonic()

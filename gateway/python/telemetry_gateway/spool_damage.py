@@ -19,6 +19,7 @@ def report_damage(recovered: Recovered | None, metrics: Metrics) -> None:
         return
     metrics.spool_damaged.inc()
     metrics.spool_recovered_frames.inc(recovered.frames)
+    metrics.spool_invalid_frames.inc(recovered.frames_invalid)
     lost = recovered.frames_skipped_ids
     event(logging.ERROR, "spool_damaged", moved_to=str(recovered.aside), detail=recovered.detail[:300],
           frames_recovered=recovered.frames, frames_invalid=recovered.frames_invalid,

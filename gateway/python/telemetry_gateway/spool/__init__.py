@@ -169,6 +169,12 @@ class Spool:
         """The oldest frames with an id above after_id, held (deferred) and committed together."""
         return self._policy.take(self._store, after_id, limit)
 
+    def damaged_rows(self) -> list[tuple]:
+        """The frame rows take() found failing their checksum since the last call (deleted from the file, not sent):
+        (id, source, ts_ms, ...) as read, for the sender to count and log (spool.md, "Row checksums")."""
+        rows, self._store.damaged = self._store.damaged, []
+        return rows
+
     def drop_oldest(self, count: int) -> int:
         """Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many."""
         with self._store.lock:

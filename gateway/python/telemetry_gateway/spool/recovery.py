@@ -18,7 +18,7 @@ from typing import NamedTuple
 from .salvage import Integrity, Salvage, TableSalvage, check, salvage
 from .schema import connect, create_tables
 
-_INSERT_ROWS = 128  # frames per INSERT statement (640 variables)
+_INSERT_ROWS = 128  # frames per INSERT statement (768 variables)
 # The per-source tables taken over, by the columns read (salvage.py); named, so that a later format's added column
 # keeps its default.
 _SMALL_TABLES = {"receipt_stamps": ("source", "last_ts_ms"), "source_seqs": ("source", "seq", "ts_ms"),
@@ -87,8 +87,8 @@ def _build(path: Path, found: Salvage) -> None:
         frames = [row[1:] for row in found.tables.get("frames", TableSalvage([], 0, 0, 0)).rows]
         for start in range(0, len(frames), _INSERT_ROWS):
             chunk = frames[start:start + _INSERT_ROWS]
-            db.execute("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES "
-                       + ",".join(["(?, ?, ?, ?, ?)"] * len(chunk)), list(chain.from_iterable(chunk)))
+            db.execute("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals, crc) VALUES "
+                       + ",".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)), list(chain.from_iterable(chunk)))
         for table, columns in _SMALL_TABLES.items():
             if table in found.tables:
                 db.executemany(f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES "

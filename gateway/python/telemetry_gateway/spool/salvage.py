@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from .row_check import crc_matches
+
 CHECK_ROWS = 20  # problems PRAGMA quick_check lists at most: the first ones say enough
 _MAX_ROWID = (1 << 63) - 1
 _MAX_EXACT = (1 << 53) - 1
@@ -33,6 +35,9 @@ _TABLES = {
     "source_seqs": "source, seq, ts_ms, typeof(source)",
     "source_counters": "source, counter, typeof(source)",
 }
+# Format 6 added each frame row's checksum; a row of an older file has none (NULL: kept unchecked).
+_FRAMES_WITH_CRC = ("id, source, ts_ms, received_ms, metrics, vals, crc, "
+                    "typeof(source) || typeof(metrics) || typeof(vals)")
 # Format 5 added the key a counter was accepted under (spool.sql); a format 4 row has none, as its upgrade gives.
 _COUNTERS_WITH_KEY = "source, counter, CAST(key_fingerprint AS BLOB), typeof(source) || typeof(key_fingerprint)"
 _FINGERPRINT = re.compile(r"([0-9a-f]{16})?")
@@ -162,6 +167,8 @@ def _salvage(path: Path) -> Salvage:
             tables = {row[0].decode() for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             sequence = _sequence(db) if "sqlite_sequence" in tables else None
             columns = dict(_TABLES)
+            if "frames" in tables and b"crc" in {row[1] for row in db.execute("PRAGMA table_info(frames)")}:
+                columns["frames"] = _FRAMES_WITH_CRC
             if "source_counters" in tables and b"key_fingerprint" in {
                     row[1] for row in db.execute("PRAGMA table_info(source_counters)")}:
                 columns["source_counters"] = _COUNTERS_WITH_KEY
@@ -274,11 +281,15 @@ def _count(value: object) -> bool:
 
 
 def _valid_frame(row: tuple) -> tuple | None:
-    id_, source, ts_ms, received_ms, metrics, vals, types = row
+    """(id, source, ts_ms, received_ms, metrics, vals, crc); a row of a file older than format 6 has no crc: None."""
+    if len(row) == 7:
+        row = (*row[:6], None, row[6])
+    id_, source, ts_ms, received_ms, metrics, vals, crc, types = row
     source, metrics = _text(source), _text(metrics)
     if (types == b"texttextblob" and _count(id_) and id_ > 0 and source and _count(ts_ms) and _count(received_ms)
-            and metrics and _METRICS.fullmatch(metrics) and len(vals) == 8 * (metrics.count(",") + 1)):
-        return id_, source, ts_ms, received_ms, metrics, vals
+            and metrics and _METRICS.fullmatch(metrics) and len(vals) == 8 * (metrics.count(",") + 1)
+            and crc_matches(crc, source, ts_ms, received_ms, metrics, vals)):
+        return id_, source, ts_ms, received_ms, metrics, vals, crc
     return None
 
 

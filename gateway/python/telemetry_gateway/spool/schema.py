@@ -20,6 +20,8 @@ BUSY_TIMEOUT_MS = 5000
 WAL_KEEP_BYTES = 1 << 20  # what the WAL file is cut back to when it restarts
 # Format 4 → 5 (spool.md, "Upgrading"): the rows kept get '', bound to the key the gateway next starts with.
 ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''"
+# Format 5 → 6: the rows kept get NULL, sent unchecked (a checksum made now would vouch for damaged bytes).
+ADD_CRC = "ALTER TABLE frames ADD COLUMN crc INTEGER"
 
 
 class SpoolFormatError(Exception):
@@ -89,6 +91,7 @@ def _upgrade_format(db: sqlite3.Connection, path: Path) -> None:
         db.execute("ALTER TABLE frames RENAME TO frames_format1")
         _create_tables(db)
         old = db.execute("SELECT id, source, ts_ms, received_ms, vals FROM frames_format1").fetchall()
+        # Copied without a checksum (NULL: unchecked), as every row written before checksums.
         db.executemany("INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) VALUES (?, ?, ?, ?, ?, ?)",
                        [(i, s, ts, r, *pack_values(tuple((k, float(v)) for k, v in json.loads(vals))))
                         for i, s, ts, r, vals in old])
@@ -98,7 +101,12 @@ def _upgrade_format(db: sqlite3.Connection, path: Path) -> None:
     if counters and "key_fingerprint" not in counters:  # format 4: counters not yet bound to their keys
         db.execute("BEGIN IMMEDIATE")
         db.execute(ADD_KEY_FINGERPRINT)
-        db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+        db.execute("PRAGMA user_version = 5")
+        db.execute("COMMIT")
+    if columns and "crc" not in [row[1] for row in db.execute("PRAGMA table_info(frames)")]:  # format 5 or older
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(ADD_CRC)
+        db.execute("PRAGMA user_version = 6")
         db.execute("COMMIT")
 
 

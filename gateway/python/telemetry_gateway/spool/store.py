@@ -21,25 +21,29 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..reading_values import pack_values, unpack_values
+from .row_check import crc_matches, frame_crc
 from .safe_seqs import Seqs
 from .schema import connect, open_format
 
 DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the disk was refused by the disk
 
 # Rows per INSERT statement, largest first: a few fixed sizes, so their statements stay in sqlite3's cache. 128
-# rows are 640 variables, within the 999 of SQLite builds before 3.32.
+# rows are 768 variables (896 with the id), within the 999 of SQLite builds before 3.32.
 _INSERT_SIZES = (128, 32, 8, 1)
-_INSERT_SQL = {size: "INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES "
-               + ",".join(["(?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
+_INSERT_SQL = {size: "INSERT INTO frames (source, ts_ms, received_ms, metrics, vals, crc) VALUES "
+               + ",".join(["(?, ?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
 # Per-source rows are updated in place (an upsert keeps the rowid): INSERT OR REPLACE deletes and inserts the row,
 # which rewrites the primary key's index page too, a second page in the WAL for every commit (spool.md, Writing).
 _UPSERT_STAMP = ("INSERT INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?) "
                  "ON CONFLICT (source) DO UPDATE SET last_ts_ms = excluded.last_ts_ms")
 _UPSERT_SEQ = ("INSERT INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?) "
                "ON CONFLICT (source) DO UPDATE SET seq = excluded.seq, ts_ms = excluded.ts_ms")
-# Held frames (deferred) keep the id they were given in memory: 128 rows of 6 are 768 variables.
-_INSERT_ID_SQL = {size: "INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) VALUES "
-                  + ",".join(["(?, ?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
+# Held frames (deferred) keep the id they were given in memory.
+_INSERT_ID_SQL = {size: "INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals, crc) VALUES "
+                  + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
+# Text read as bytes: the checksum is over the stored bytes, and a damaged one need not be UTF-8.
+_TAKE_SQL = ("SELECT id, CAST(source AS BLOB), ts_ms, received_ms, CAST(metrics AS BLOB), vals, crc FROM frames "
+             "WHERE id > ? ORDER BY id LIMIT ?")
 
 
 class SpoolFull(Exception):
@@ -75,6 +79,17 @@ class SpooledFrame(NamedTuple):
         return unpack_values(self.metrics, self.vals)
 
 
+def _checked(row: tuple) -> SpooledFrame | None:
+    """A row read by take() as a frame, or None when it fails its checksum (spool.md, "Row checksums")."""
+    id_, source, ts_ms, received_ms, metrics, vals, crc = row
+    if not crc_matches(crc, source, ts_ms, received_ms, metrics, vals):
+        return None
+    try:
+        return SpooledFrame(id_, source.decode(), ts_ms, received_ms, metrics.decode(), vals)
+    except UnicodeDecodeError:  # a row without a checksum, damaged: it cannot be sent either
+        return None
+
+
 def no_room(message: str) -> bool:
     """Whether SQLite's error says the disk (or the spool's page limit) had no room."""
     return "full" in message or "disk I/O" in message
@@ -102,6 +117,9 @@ class Store:
         self.counters_pending: dict[str, tuple[int, str]] = {}  # source → (counter, its key's fingerprint)
         self._reader = connect(path)
         self._reader_lock = threading.Lock()
+        # Frame rows a take found failing their checksum, (id, source, ts_ms, ...) as read, not yet reported.
+        self.damaged: list[tuple] = []
+        self._damaged_seen: set[int] = set()  # ids of those whose delete failed: counted once
         self.depth = self.db.execute("SELECT count(*) FROM frames").fetchone()[0]  # frames in the file
         self.max_id = self.db.execute("SELECT coalesce(max(id), 0) FROM frames").fetchone()[0]
         sequence = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'frames'").fetchone()
@@ -152,11 +170,13 @@ class Store:
         self.depth += len(frames) - deleted
 
     def _insert(self, frames: list[NewFrame] | list[SpooledFrame]) -> None:
-        sql = _INSERT_ID_SQL if isinstance(frames[0], SpooledFrame) else _INSERT_SQL
+        with_id = isinstance(frames[0], SpooledFrame)
+        sql = _INSERT_ID_SQL if with_id else _INSERT_SQL
+        rows = [(*frame, frame_crc(*frame[1:] if with_id else frame)) for frame in frames]  # spool.md, Row checksums
         start = 0
         for size in _INSERT_SIZES:
-            while len(frames) - start >= size:
-                self.db.execute(sql[size], list(chain.from_iterable(frames[start:start + size])))
+            while len(rows) - start >= size:
+                self.db.execute(sql[size], list(chain.from_iterable(rows[start:start + size])))
                 start += size
 
     def delete_range(self, first: int, last: int) -> None:
@@ -180,11 +200,28 @@ class Store:
         return in_ranges >= self.depth
 
     def take(self, after_id: int, limit: int) -> list[SpooledFrame]:
-        """The oldest committed frames with an id above after_id, through the reader's connection."""
+        """The oldest committed frames with an id above after_id, through the reader's connection. A row failing its
+        checksum is left out, kept in self.damaged for the caller to report, and deleted (spool.md, "Row
+        checksums")."""
         with self._reader_lock:
-            rows = self._reader.execute("SELECT id, source, ts_ms, received_ms, metrics, vals FROM frames "
-                                        "WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
-        return list(map(SpooledFrame._make, rows))
+            rows = self._reader.execute(_TAKE_SQL, (after_id, limit)).fetchall()
+        frames = list(filter(None, map(_checked, rows)))
+        if len(frames) < len(rows):
+            self._drop_damaged([row for row in rows if _checked(row) is None])
+        return frames
+
+    def _drop_damaged(self, rows: list[tuple]) -> None:
+        fresh = [row for row in rows if row[0] not in self._damaged_seen]
+        self._damaged_seen.update(row[0] for row in fresh)
+        self.damaged.extend(fresh)
+        with self.lock:
+            before = self.db.total_changes
+            try:
+                self.db.executemany("DELETE FROM frames WHERE id = ?", [(row[0],) for row in rows])
+            except sqlite3.Error:
+                return  # a full disk: skipped by every read, and counted once, until a delete succeeds
+            self.depth -= self.db.total_changes - before
+        self._damaged_seen.difference_update(row[0] for row in rows)
 
     def oldest_received_ms(self) -> int | None:
         """When the oldest frame in the file was read (the status page's age of what is not yet in Cassandra)."""
