@@ -138,12 +138,16 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   // CONNECT and Upgrade requests are decided like any other and never change protocol: each gets a response of its
   // own on its socket, which then closes.
   const detached = (request, socket) => {
-    const response = new http.ServerResponse(request);
-    response.shouldKeepAlive = false;
-    response.assignSocket(socket);
-    response.on('finish', () => socket.destroySoon());
     socket.on('error', () => socket.destroy());
-    handle(request, response);
+    try {
+      const response = new http.ServerResponse(request);
+      response.shouldKeepAlive = false;
+      response.assignSocket(socket);
+      response.on('finish', () => socket.destroySoon());
+      handle(request, response);
+    } catch {
+      socket.destroy();
+    }
   };
   server.on('connect', detached);
   server.on('upgrade', detached);
