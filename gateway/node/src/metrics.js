@@ -149,6 +149,7 @@ export function createMetrics() {
     spool_dropped: declare('spool_dropped_frames_total', r),
     spool_damaged: declare('spool_damaged_total', r),
     spool_recovered_frames: declare('spool_recovered_frames_total', r),
+    spool_invalid_frames: declare('spool_invalid_frames_total', r),
     spool_frames_committed: declare('spool_frames_committed_total', r),
     spool_holding: declare('spool_holding', r),
     frames_possibly_lost: declare('frames_possibly_lost_total', r),

@@ -29,6 +29,8 @@ const CONNECT_ACTIONS = {
 
 // `latest` is a view, not a record: written coalesced, a write per source every few seconds. At low rates a chunk
 // holds a frame or two, and a write of it per chunk would multiply the requests a small gateway sends.
+const DAMAGED_ROW_ACTION = 'a frame row in the spool failed its checksum (a damaged SD card?): it was not sent and '
+  + 'was deleted; check the card';
 const LATEST_FLUSH_MS = 2000;
 // The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
 // retries) when due. A Pi's gateway is idle most of the time, and every wake-up costs CPU.
@@ -51,6 +53,7 @@ export class Sender {
     this.linkState = [false, true]; // [connected, writeOk] as last told
     this.lastError = null; // [error kind, wall ms] of the last failure: the status page's
     this.log = new RateLimitedLog();
+    this.damageLog = new RateLimitedLog({ intervalS: 60 }); // spool_frame_damaged: logs.md, one line a minute
     this.client = null;
     this.connectAttempts = 0;
     this.wakeUp = null;
@@ -176,13 +179,25 @@ export class Sender {
     return Math.max(0, Math.min(wait, this.retries.nextDueMs(now)));
   }
 
+  /** Frame rows that failed their checksum: not sent, deleted (spool.md, "Row checksums"). */
+  reportDamaged(rows) {
+    for (const row of rows) {
+      this.metrics.spool_invalid_frames.inc();
+      this.damageLog.event('error', 'spool_frame_damaged', { id: row.id, source: row.source, ts_ms: row.ts_ms,
+        action: DAMAGED_ROW_ACTION });
+    }
+  }
+
   take() {
     // Keep one chunk's worth of requests ready; the spool holds the rest (memory stays bounded).
     while (this.more && this.pump.waiting + this.gate.parked + this.retries.size < this.pump.maxInFlight) {
       this.more = false; // before the query: a nudge from here on sets it again
       const frames = this.spool.take(this.cursor, this.chunkFrames);
-      if (frames.length === 0) break;
-      if (frames.length === this.chunkFrames) this.more = true;
+      const damaged = this.spool.damagedRows();
+      this.reportDamaged(damaged);
+      // Rows left out (deleted) may leave a full chunk's worth behind them.
+      if (damaged.length > 0 || frames.length === this.chunkFrames) this.more = true;
+      if (frames.length === 0) continue;
       this.cursor = frames[frames.length - 1].id;
       const plan = planWrites(frames, this.batchRows);
       const rows = plan.batches.reduce((sum, batch) => sum + batch.rows, 0);

@@ -13,6 +13,7 @@ export function reportDamage(recovered, metrics) {
   if (!recovered) return;
   metrics.spool_damaged.inc();
   metrics.spool_recovered_frames.inc(recovered.frames);
+  metrics.spool_invalid_frames.inc(recovered.framesInvalid);
   const lost = recovered.framesSkippedIds;
   event('error', 'spool_damaged', {
     moved_to: recovered.aside,

@@ -57,7 +57,7 @@ describe('source_seqs with batch and interval', () => {
     assert.deepEqual(spool.take(0, 10).map((f) => [f.id, f.source]), [[5, 'G']]);
     assert.deepEqual(stored(spool), {});
     assert.equal(spool._store.db.pragma('user_version', { simple: true }), FORMAT_VERSION);
-    assert.equal(FORMAT_VERSION, 5);
+    assert.equal(FORMAT_VERSION, 6);
     spool.close();
   });
 });

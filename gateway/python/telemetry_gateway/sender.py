@@ -184,11 +184,12 @@ class Sender:
         while self._more and self._pump.waiting + self._gate.parked + len(self._retries) < self._pump.max_in_flight:
             self._more = False  # before the query: a nudge from here on sets it again
             frames = self._spool.take(self._cursor, limit=self._chunk_frames)
-            self._report_damaged(self._spool.damaged_rows())
+            damaged = self._spool.damaged_rows()
+            self._report_damaged(damaged)
+            if damaged or len(frames) == self._chunk_frames:
+                self._more = True  # rows left out (deleted) may leave a full chunk's worth behind them
             if not frames:
-                break
-            if len(frames) == self._chunk_frames:
-                self._more = True
+                continue
             self._cursor = frames[-1].id
             plan = plan_writes(frames, self._batch_rows)
             chunk = Chunk(frames[0].id, frames[-1].id, frames, sum(b.rows for b in plan.batches), plan.days)

@@ -110,6 +110,9 @@ class Spool:
     def take(self, after: int, limit: int) -> list[SpooledFrame]:
         return [f for f in self.frames if f.id > after][:limit]
 
+    def damaged_rows(self) -> list[tuple]:
+        return []
+
 
 class Readings:
     def batch(self, source, day, frames):

@@ -159,6 +159,14 @@ export class Spool {
     return this._policy.take(this._store, afterId, limit);
   }
 
+  /** The frame rows take() found failing their checksum since the last call (deleted from the file, not sent), as
+   * read, for the sender to count and log (spool.md, "Row checksums"). */
+  damagedRows() {
+    const rows = this._store.damaged;
+    this._store.damaged = [];
+    return rows;
+  }
+
   /** Deletes up to count of the oldest frames (the when_full = drop_oldest policy); returns how many. */
   dropOldest(count) {
     return this._store.dropOldest(count);

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { check, salvage } from './salvage.js';
 import { SCHEMA_SQL } from './schema.js';
 
-const INSERT_ROWS = 128; // frames per INSERT statement (640 variables)
+const INSERT_ROWS = 128; // frames per INSERT statement (768 variables)
 // The per-source tables taken over, by the columns read (salvage.js); named, so that a later format's added column
 // keeps its default.
 const SMALL_TABLES = {
@@ -79,8 +79,8 @@ function build(path, found) {
     const frames = (found.tables.frames ?? NONE).rows;
     for (let start = 0; start < frames.length; start += INSERT_ROWS) {
       const chunk = frames.slice(start, start + INSERT_ROWS);
-      db.prepare(`INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES ${
-        chunk.map(() => '(?, ?, ?, ?, ?)').join(',')}`).run(chunk.flatMap((row) => row.slice(1)));
+      db.prepare(`INSERT INTO frames (source, ts_ms, received_ms, metrics, vals, crc) VALUES ${
+        chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(',')}`).run(chunk.flatMap((row) => row.slice(1)));
     }
     for (const [table, columns] of Object.entries(SMALL_TABLES)) {
       const insert = db.prepare(`INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${

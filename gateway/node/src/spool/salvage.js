@@ -10,6 +10,8 @@ import { copyFileSync, existsSync, openSync, rmSync, statSync, writeSync, closeS
 
 import Database from 'better-sqlite3';
 
+import { crcMatches } from './row-check.js';
+
 export const CHECK_ROWS = 20; // problems PRAGMA quick_check lists at most: the first ones say enough
 const MAX_ROWID = (1n << 63n) - 1n;
 // Page sizes tried when the header is garbage: SQLite's default (what a spool has) first.
@@ -26,6 +28,9 @@ const TABLES = {
   source_seqs: 'CAST(source AS BLOB), seq, ts_ms, typeof(source)',
   source_counters: 'CAST(source AS BLOB), counter, typeof(source)',
 };
+// Format 6 added each frame row's checksum; a row of an older file has none (null: kept unchecked).
+const FRAMES_WITH_CRC = 'id, CAST(source AS BLOB), ts_ms, received_ms, CAST(metrics AS BLOB), vals, crc, '
+  + 'typeof(source) || typeof(metrics) || typeof(vals)';
 // Format 5 added the key a counter was accepted under (spool.sql); a format 4 row has none, as its upgrade gives.
 const COUNTERS_WITH_KEY = 'CAST(source AS BLOB), counter, CAST(key_fingerprint AS BLOB), '
   + 'typeof(source) || typeof(key_fingerprint)';
@@ -136,6 +141,9 @@ function salvageFile(path) {
     const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
     const sequence = tables.has('sqlite_sequence') ? lastFrameId(db) : null;
     const columns = { ...TABLES };
+    if (tables.has('frames') && db.pragma('table_info(frames)').some((column) => column.name === 'crc')) {
+      columns.frames = FRAMES_WITH_CRC;
+    }
     if (tables.has('source_counters')
       && db.pragma('table_info(source_counters)').some((column) => column.name === 'key_fingerprint')) {
       columns.source_counters = COUNTERS_WITH_KEY;
@@ -262,13 +270,18 @@ function text(bytes) {
 const isInt = (value) => typeof value === 'bigint';
 const safe = (value) => value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER);
 
-function validFrame([id, sourceBytes, tsMs, receivedMs, metricsBytes, vals, types]) {
+/** [id, source, ts_ms, received_ms, metrics, vals, crc]; a row of a file older than format 6 has no crc: null. */
+function validFrame(row) {
+  const [id, sourceBytes, tsMs, receivedMs, metricsBytes, vals, stored, types] = row.length === 7
+    ? [...row.slice(0, 6), null, row[6]] : row;
   const source = text(sourceBytes);
   const metrics = text(metricsBytes);
   if (types !== 'texttextblob' || !isInt(id) || id <= 0n || !safe(id) || !source || !isInt(tsMs) || !safe(tsMs)
     || !isInt(receivedMs) || !safe(receivedMs) || !metrics || !METRICS_RE.test(metrics)
-    || vals.length !== 8 * metrics.split(',').length) return null;
-  return [Number(id), source, Number(tsMs), Number(receivedMs), metrics, vals];
+    || vals.length !== 8 * metrics.split(',').length || !(stored === null || isInt(stored))) return null;
+  const crc = stored === null ? null : Number(stored);
+  if (!crcMatches(crc, sourceBytes, Number(tsMs), Number(receivedMs), metricsBytes, vals)) return null;
+  return [Number(id), source, Number(tsMs), Number(receivedMs), metrics, vals, crc];
 }
 
 function validPair(row) {

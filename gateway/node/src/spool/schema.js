@@ -71,6 +71,7 @@ export function openFormat(db, path) {
   }
   upgradeFormat1(db);
   upgradeFormat4(db);
+  upgradeFormat5(db);
   const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
   if (!['frames', 'receipt_stamps', 'source_seqs', 'source_counters'].every((table) => tables.has(table))) {
     db.exec('BEGIN IMMEDIATE');
@@ -88,6 +89,7 @@ function upgradeFormat1(db) {
   db.exec('ALTER TABLE frames RENAME TO frames_format1');
   db.exec(SCHEMA_SQL);
   const old = db.prepare('SELECT id, source, ts_ms, received_ms, vals FROM frames_format1').all();
+  // Copied without a checksum (NULL: unchecked), as every row written before checksums.
   const insert = db.prepare('INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) '
     + 'VALUES (?, ?, ?, ?, ?, ?)');
   for (const row of old) {
@@ -107,6 +109,19 @@ function upgradeFormat4(db) {
   if (columns.length === 0 || columns.includes('key_fingerprint')) return;
   db.exec('BEGIN IMMEDIATE');
   db.exec(ADD_KEY_FINGERPRINT);
-  db.pragma(`user_version = ${FORMAT_VERSION}`);
+  db.pragma('user_version = 5');
+  db.exec('COMMIT');
+}
+
+/** Format 5 → 6: a checksum per frame row. The rows kept get NULL, sent unchecked (a checksum made now would
+ * vouch for bytes that may already be damaged). */
+export const ADD_CRC = 'ALTER TABLE frames ADD COLUMN crc INTEGER';
+
+function upgradeFormat5(db) {
+  const columns = db.prepare('PRAGMA table_info(frames)').all().map((column) => column.name);
+  if (columns.length === 0 || columns.includes('crc')) return;
+  db.exec('BEGIN IMMEDIATE');
+  db.exec(ADD_CRC);
+  db.pragma('user_version = 6');
   db.exec('COMMIT');
 }

@@ -14,6 +14,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
 import { packValues } from '../reading-values.js';
+import { crcMatches, frameCrc } from './row-check.js';
 import { connect, openFormat } from './schema.js';
 
 export const DISK_FULL_BYTES = 1 << 20; // a refused commit with less than this free was refused by the disk
@@ -30,13 +31,13 @@ export class SpoolFull extends Error {
 // Multi-row INSERTs of a few fixed sizes, one statement step per 128 frames. Frames with an id (held ones, under
 // fsync = deferred) keep it; new ones get theirs from AUTOINCREMENT.
 
-// Rows per INSERT statement, largest first. 128 rows are 640 variables (768 with the id), within any SQLite's limit.
+// Rows per INSERT statement, largest first. 128 rows are 768 variables (896 with the id), within any SQLite's limit.
 const INSERT_SIZES = [128, 32, 8, 1];
 const insertSql = (size, withId) => `INSERT INTO frames (${withId ? 'id, ' : ''}source, ts_ms, received_ms, metrics, `
-  + `vals) VALUES ${Array(size).fill(withId ? '(?, ?, ?, ?, ?, ?)' : '(?, ?, ?, ?, ?)').join(',')}`;
+  + `vals, crc) VALUES ${Array(size).fill(withId ? '(?, ?, ?, ?, ?, ?, ?)' : '(?, ?, ?, ?, ?, ?)').join(',')}`;
 
 function insertParams(frames, start, size, withId) {
-  const params = new Array(size * (withId ? 6 : 5));
+  const params = new Array(size * (withId ? 7 : 6));
   let p = 0;
   for (let i = start; i < start + size; i++) {
     const frame = frames[i];
@@ -46,6 +47,7 @@ function insertParams(frames, start, size, withId) {
     params[p++] = frame.received_ms;
     params[p++] = frame.metrics;
     params[p++] = frame.vals;
+    params[p++] = frameCrc(frame.source, frame.ts_ms, frame.received_ms, frame.metrics, frame.vals); // Row checksums
   }
   return params;
 }
@@ -133,8 +135,12 @@ export class Store {
     this.countersPending = new Map(); // source → [counter, its key's fingerprint]
     // vals as hex, made into Buffers here: better-sqlite3 gives each blob a Buffer with a backing store of its own
     // (a malloc and the GC's external-memory accounting per frame); a Buffer from a string comes from Node's pool.
-    this._take = this.reader.prepare('SELECT id, source, ts_ms, received_ms, metrics, hex(vals) AS vals FROM frames '
-      + 'WHERE id > ? ORDER BY id LIMIT ?');
+    this._take = this.reader.prepare('SELECT id, source, ts_ms, received_ms, metrics, hex(vals) AS vals, crc '
+      + 'FROM frames WHERE id > ? ORDER BY id LIMIT ?').raw();
+    this._deleteOne = db.prepare('DELETE FROM frames WHERE id = ?');
+    // Frame rows a take found failing their checksum, as read, not yet reported; ids of those whose delete failed.
+    this.damaged = [];
+    this._damagedSeen = new Set();
     this._oldestReceived = this.reader.prepare('SELECT received_ms FROM frames ORDER BY id LIMIT 1').pluck();
     this.changes = 0; // rows changed through the writer: the file changed when this did
     this.depth = db.prepare('SELECT count(*) FROM frames').pluck().get(); // frames in the file
@@ -203,11 +209,38 @@ export class Store {
     return this._oldestReceived.get() ?? null;
   }
 
-  /** The oldest committed frames with an id above afterId: [{id, source, ts_ms, received_ms, metrics, vals}]. */
+  /** The oldest committed frames with an id above afterId: [{id, source, ts_ms, received_ms, metrics, vals}].
+   * A row failing its checksum is left out, kept in this.damaged for the caller to report, and deleted. */
   take(afterId, limit) {
-    const frames = this._take.all(afterId, limit);
-    for (const frame of frames) frame.vals = Buffer.from(frame.vals, 'hex');
+    const rows = this._take.all(afterId, limit);
+    const frames = [];
+    let damaged = null;
+    for (const [id, source, tsMs, receivedMs, metrics, hex, crc] of rows) {
+      const frame = { id, source, ts_ms: tsMs, received_ms: receivedMs, metrics, vals: Buffer.from(hex, 'hex') };
+      if (crcMatches(crc, source, tsMs, receivedMs, metrics, frame.vals)) frames.push(frame);
+      else (damaged ??= []).push(frame);
+    }
+    if (damaged) this._dropDamaged(damaged);
     return frames;
+  }
+
+  /** Rows failing their checksum (spool.md, "Row checksums"): reported once, deleted so the file can be emptied. */
+  _dropDamaged(rows) {
+    for (const row of rows) {
+      if (this._damagedSeen.has(row.id)) continue;
+      this._damagedSeen.add(row.id);
+      this.damaged.push(row);
+    }
+    try {
+      for (const row of rows) {
+        const deleted = this._deleteOne.run(row.id).changes;
+        this.depth -= deleted;
+        this.changes += deleted;
+        this._damagedSeen.delete(row.id);
+      }
+    } catch (error) {
+      onlySqliteErrors(error); // a full disk: skipped by every read, and counted once, until a delete succeeds
+    }
   }
 
   /** A per-source table's newest limit rows by column (the rows' last); older ones are deleted, so junk sources
