@@ -6,10 +6,11 @@ Each gateway starts, drains every frame it could read to Cassandra as exactly it
 stores the frames sent after its start, logs spool_damaged with counts, exports the metrics and keeps the damaged
 file aside, byte for byte. Allowed loss: only frames at risk (on the damaged pages, or in the WAL's transactions
 from the damaged one on); for the damaged WAL exactly those (SQLite's own check of the WAL drops them, silently).
-No frame is ever stored with a value or timestamp it did not have, except what SQLite cannot see (it keeps no
-checksum of a row; spool.md, "Not detected"): a bit flipped inside a value, and the one row a torn page's tear
-cuts through its values; at most one frame per flipped bit or torn page, and only frames at risk. `check` reports
-a damaged spool (exit 1) without changing it. Every kind and gateway runs at once, so the waits overlap."""
+No frame is ever stored with a value or timestamp it did not have: what SQLite cannot see (a bit flipped inside a
+value, the row a torn page's tear cuts through its values) fails the row's checksum (spool.md, "Row checksums")
+and is counted in telemetry_gateway_spool_invalid_frames_total, at the recovery or when the sender reads it.
+`check` reports a damaged spool (exit 1) without changing it. Every kind and gateway runs at once, so the waits
+overlap."""
 
 from __future__ import annotations
 
@@ -25,8 +26,7 @@ import pytest
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
 from telemetry_conformance.commands import gateways_under_test
-from telemetry_conformance.damaged_spools import (FLIPS, KINDS, SIGNED_COUNTER, SIGNED_SOURCE, DamagedSpool, make,
-                                                   values_of)
+from telemetry_conformance.damaged_spools import KINDS, SIGNED_COUNTER, SIGNED_SOURCE, DamagedSpool, make, values_of
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
@@ -109,7 +109,7 @@ def wait_drained(rig: Rig, db) -> None:
     wait_for(lambda: news <= stored_frames(db, rig.source, days).keys(), 60, f"{who}: the frames sent after the start",
              interval=0.5)
     wait_for(lambda: gateway.metric("telemetry_gateway_spool_frames") == 0, 30, f"{who}: the spool drained")
-    for name in ("spool_damaged_total", "spool_recovered_frames_total"):
+    for name in ("spool_damaged_total", "spool_recovered_frames_total", "spool_invalid_frames_total"):
         rig.metrics[name] = gateway.metric(f"telemetry_gateway_{name}")
 
 
@@ -139,22 +139,25 @@ def check_rig(rig: Rig, db) -> None:
                 corrupted.append((n, entry))
     lost = set(damaged.frames) - exact
     assert lost <= damaged.at_risk, f"{who}: lost frames not at risk: {sorted(lost - damaged.at_risk)[:20]}"
-    # Undetectable (spool.md, "Not detected"): a flipped bit in a value, and the row a tear cuts through its
-    # values (read with zeros for the bytes lost). Frames at risk only, at most one per flip or per torn page.
-    altered_at_most = {"bit_flips": FLIPS, "torn_page": 1}.get(kind, 0)
-    assert len(corrupted) <= altered_at_most, f"{who}: frames stored with values or times they did not have: " \
-                                              f"{corrupted[:10]}"
+    # The row checksums catch what SQLite cannot see: a flipped bit in a value, the row a tear cuts through.
+    assert not corrupted, f"{who}: frames stored with values or times they did not have: {corrupted[:10]}"
+    invalid_total = rig.metrics["spool_invalid_frames_total"]
+    read_damaged = "event=spool_frame_damaged" in log  # rows failing their checksum when the sender read them
 
     lines = [line for line in log.splitlines() if "event=spool_damaged" in line]
     if kind == "damaged_wal":
         assert lost == damaged.at_risk, f"{who}: the WAL's damage dropped {len(lost)} frames, not its tail"
         assert not lines and damaged_total == 0, f"{who}: {lines}"
+        assert (invalid_total > 0) == read_damaged, f"{who}: invalid frames {invalid_total}"
         assert "event=unclean_stop_detected" in log, who
     else:
         assert len(lines) == 1 and damaged_total == 1, f"{who}: {lines}, metric {damaged_total}"
         fields = dict(re.findall(r" (\w+)=(\"(?:[^\"\\]|\\.)*\"|\S+)", lines[0]))
         recovered = int(fields["frames_recovered"])
         assert recovered_total == recovered, f"{who}: metric {recovered_total}, line {lines[0]}"
+        line_invalid = int(fields["frames_invalid"])
+        assert invalid_total >= line_invalid and (invalid_total > line_invalid) == read_damaged, (
+            f"{who}: invalid frames {invalid_total}, line {lines[0]}")
         assert len(exact) <= recovered <= len(damaged.frames), f"{who}: {lines[0]}"
         if "frames_lost_at_most" in fields:
             assert len(damaged.frames) - recovered <= int(fields["frames_lost_at_most"]), f"{who}: {lines[0]}"
@@ -165,7 +168,8 @@ def check_rig(rig: Rig, db) -> None:
         assert counters == {SIGNED_SOURCE: SIGNED_COUNTER} or fields["counters_complete"] == "false", (
             f"{who}: counters {counters}, line {lines[0]}")
     FIGURES.append(f"{kind:15} {name:7} at risk {len(damaged.at_risk):5}  lost {len(lost):5}  "
-                   f"stored exact {len(exact):5}  stored altered {len(corrupted):3}  ({damaged.detail})")
+                   f"stored exact {len(exact):5}  stored altered {len(corrupted):3}  invalid {invalid_total:3.0f}  "
+                   f"({damaged.detail})")
 
 
 def spool_counters(path: Path) -> dict[str, int]:

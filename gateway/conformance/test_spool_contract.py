@@ -17,6 +17,7 @@ import pytest
 from conftest import connect, migrate
 from telemetry_conformance import ROOT, Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
 from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixtures)
+from telemetry_conformance.spool_rows import frame_crc
 
 SPOOL_SQL = (ROOT / "gateway" / "contract" / "spool.sql").read_text()
 CONTRACT_VERSION = int(re.search(r"^PRAGMA user_version = (\d+);$", SPOOL_SQL, re.MULTILINE).group(1))
@@ -47,8 +48,9 @@ def encode(values: dict[str, float]) -> tuple[str, bytes]:
 
 def spooled_rows(db: sqlite3.Connection) -> list[Row]:
     rows = []
-    for id_, source, ts_ms, received_ms, metrics, vals in db.execute(
-            "SELECT id, source, ts_ms, received_ms, metrics, vals FROM frames ORDER BY id"):
+    for id_, source, ts_ms, received_ms, metrics, vals, crc in db.execute(
+            "SELECT id, source, ts_ms, received_ms, metrics, vals, crc FROM frames ORDER BY id"):
+        assert crc == frame_crc(source, ts_ms, received_ms, metrics, vals), f"row {id_}: checksum {crc}"
         names = metrics.split(",")
         assert len(vals) == 8 * len(names), f"row {id_}: {len(vals)} bytes of values for {len(names)} metrics"
         rows.append(Row(id_, source, ts_ms, received_ms, dict(zip(names, struct.unpack(f">{len(names)}d", vals)))))
@@ -120,7 +122,9 @@ def test_a_spool_plain_sqlite_wrote_is_drained_by_the_gateway(tmp_path, cql, fre
                                                              gateways):
     """300 frames (values any double, not only decimal ones) and a receipt stamp a minute ahead, written by plain
     sqlite3 from spool.sql: the gateway stores every frame's rows exactly and empties the spool; a frame it
-    stamps on receipt for that source comes after the stored stamp."""
+    stamps on receipt for that source comes after the stored stamp. A row written without a checksum (NULL, as
+    before format 6) is sent unchecked; a row whose checksum does not match (a value off by one bit) is not
+    sent, but deleted, counted and logged."""
     assert migrate("--keyspace", fresh_keyspace).returncode == 0
     now_ms = int(time.time() * 1000)
     frames = {n: (now_ms - HOUR_MS + n * 1000, {**values_of(n), "ratio": n / 3}) for n in range(1, 301)}
@@ -129,8 +133,14 @@ def test_a_spool_plain_sqlite_wrote_is_drained_by_the_gateway(tmp_path, cql, fre
     spool.parent.mkdir()
     db = create_spool(spool)
     db.execute("BEGIN IMMEDIATE")
-    db.executemany("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES ('P', ?, ?, ?, ?)",
-                   [(ts, ts, *encode(values)) for ts, values in frames.values()])
+    rows = [("P", ts, ts, *encode(values)) for ts, values in frames.values()]
+    flipped = ("P", now_ms - HOUR_MS, now_ms - HOUR_MS, *encode({"n": 302.0}))
+    rows.insert(100, flipped)  # among the others: a damaged row stops nothing
+    crcs = [frame_crc(*row) for row in rows]
+    crcs[7] = None  # written before checksums
+    crcs[100] = frame_crc(*flipped[:4], struct.pack(">d", 302.0 + 2 ** -44))  # its value had a bit flipped since
+    db.executemany("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                   [(*row, crc) for row, crc in zip(rows, crcs)])
     db.execute("INSERT INTO receipt_stamps (source, last_ts_ms) VALUES ('P', ?)", (stamp_ahead,))
     db.execute("COMMIT")
     db.close()
@@ -150,5 +160,8 @@ def test_a_spool_plain_sqlite_wrote_is_drained_by_the_gateway(tmp_path, cql, fre
     finally:
         cluster.shutdown()
     wait_for(lambda: gateway.metric("telemetry_gateway_spool_frames") == 0, 30, "the spool drained")
+    assert gateway.metric("telemetry_gateway_spool_invalid_frames_total") == 1
     assert gateway.stop() == 0
     assert gateway.spool_depth() == 0
+    [line] = [line for line in gateway.log().splitlines() if "event=spool_frame_damaged" in line]
+    assert f" source=P ts_ms={now_ms - HOUR_MS} " in line and "level=ERROR" in line, line

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .commands import ROOT
+from .spool_rows import frame_crc
 
 SPOOL_SQL = ROOT / "gateway" / "contract" / "spool.sql"
 KINDS = ("zeroed_page", "torn_page", "garbage_header", "truncated", "bit_flips", "damaged_wal")
@@ -50,8 +51,8 @@ class DamagedSpool:
 
 
 def write_spool(path: Path, source: str, t_base_ms: int, count: int = FRAMES, in_wal: int = 0) -> list[list[int]]:
-    """A spool of count frames of source (frame n: ts t_base_ms + 10 n, values_of(n)), its receipt stamp, seq and a
-    signed source's counter. The last in_wal frames are committed in WAL_TRANSACTIONS transactions and left in the
+    """A spool of count frames of source (frame n: ts t_base_ms + 10 n, values_of(n)), each row with its checksum, its
+    receipt stamp, seq and a signed source's counter. The last in_wal frames are committed in WAL_TRANSACTIONS transactions and left in the
     WAL, as a crash leaves them (the files are copied while the connection is open). Returns, for those
     transactions, the frame numbers of each."""
     db = sqlite3.connect(path, isolation_level=None)
@@ -64,9 +65,10 @@ def write_spool(path: Path, source: str, t_base_ms: int, count: int = FRAMES, in
 
     def insert(numbers: range) -> None:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals) VALUES (?, ?, ?, ?, ?)",
-                       [(source, t_base_ms + 10 * n, t_base_ms + 10 * n, ",".join(values_of(n)),
-                         struct.pack(">3d", *values_of(n).values())) for n in numbers])
+        rows = [(source, t_base_ms + 10 * n, t_base_ms + 10 * n, ",".join(values_of(n)),
+                 struct.pack(">3d", *values_of(n).values())) for n in numbers]
+        db.executemany("INSERT INTO frames (source, ts_ms, received_ms, metrics, vals, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                       [(*row, frame_crc(*row)) for row in rows])
         last = numbers[-1]
         db.execute("INSERT OR REPLACE INTO receipt_stamps (source, last_ts_ms) VALUES (?, ?)",
                    (source, t_base_ms + 10 * last))
