@@ -3,13 +3,15 @@ spool on the power-cut file system (telemetry_conformance.power_cut: writes not 
 a tmpfs of its own, each gateway fed 500 frames/s and a signing node, Cassandra behind a proxy. A cut kills every
 gateway (SIGKILL), then cuts the file system, then mounts it again and restarts every gateway on the same spool.
 One cut per state of Cassandra, in turn, at random moments: healthy (right after a signed frame landed), hung,
-down, down with the disk full (reading paused), and during the drain after that outage.
+down (right after a signed frame's counter reached the spool), down with the disk full (reading paused), and
+during the drain after that outage (which ends while the power is off).
 
 Allowed loss per cut, on each gateway's own clock (test_faults.lost_on_gateway_clock), by policy and state
 (guarantees.md, power cut rows): WINDOW_MS. Checked row by row (test_faults.check_rows: every value and timestamp,
-each frame at most once); every restart reopens its spool; the seq gaps after each cut are counted as
-frames_possibly_lost, at least as many as were lost; a signed frame that reached Cassandra before a cut is a replay
-after it, at every policy."""
+each frame at most once); every restart reopens its spool; the frames lost at a cut that left the source's seq
+stored are counted as frames_possibly_lost (at least as many); a signed frame that reached Cassandra, or whose
+counter reached the spool, before a cut is a replay after it, at every policy. The test prints each cut's loss:
+frames, and how long before the cut the oldest of them was read."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import re
 import sqlite3
 import subprocess
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -27,8 +30,9 @@ import pytest
 from conftest import fill_disk
 from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, gateways_under_test, wait_for
 from telemetry_conformance.cassandra_proxy import CutProxy
+from telemetry_conformance.local_node import migrate
 from telemetry_conformance.power_cut import PowerCutMount
-from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
+from telemetry_conformance.scenario_fixtures import db, gateways  # noqa: F401 (fixtures)
 from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
 from test_signed_frames import KEY, rejects, signed_frame, temps
 from test_stop_and_crash_loss import LOSS_WINDOW_MS
@@ -43,16 +47,17 @@ STATES = ("healthy", "hung", "down", "full", "drain")
 # What a cut may take, read on the gateway's clock before it (guarantees.md). deferred: held frames (the hold) while
 # holding is safe (Cassandra healthy; hung: held until due, then committed), else what batch loses (half the hold
 # checks that nothing is held); batch: the commit in progress and the next; interval: the interval's commits not
-# yet checkpointed, and the checkpoint's own time.
+# yet checkpointed: the interval, the checkpoint's own time, and its timer's lateness on a busy machine.
 WINDOW_MS = {
     "deferred": {"healthy": INTERVAL_MS, "hung": INTERVAL_MS, "down": LOSS_WINDOW_MS, "full": LOSS_WINDOW_MS,
                  "drain": LOSS_WINDOW_MS},
     "batch": dict.fromkeys(STATES, 200),
-    "interval": dict.fromkeys(STATES, INTERVAL_MS + 250),
+    "interval": dict.fromkeys(STATES, INTERVAL_MS + 500),
 }
-# After a crash the deferred policy's receipt stamps may run up to 5 s late (spool.md, ceilings): its cuts at least
-# that and the window apart keep the stamps the bound is judged on true. The other policies stamp exactly.
-SPACING_S = {"deferred": (6.5, 8.0), "batch": (2.5, 4.0), "interval": (2.5, 4.0)}
+# Seconds from a cut to the next. After a crash the deferred policy's receipt stamps may run a minute or more late
+# (spool.md, ceilings): its later cuts are judged on late stamps, which make frames look read later, never earlier
+# (the bound is looser than the truth, never stricter); its first cut is judged exactly.
+SPACING_S = (2.5, 4.0)
 
 
 @dataclass
@@ -66,6 +71,7 @@ class Rig:
     node: int
     kills: list[tuple[int, float, int]] = field(default_factory=list)  # (wall ms, monotonic s, window ms)
     signed: list[float] = field(default_factory=list)  # temp_in of each signed frame that landed
+    seq_rows: list[int | None] = field(default_factory=list)  # the stream's stored seq after each cut, if any
 
     def loss_per_cut(self, stored, lost: set[int]) -> list[tuple[int, int]]:
         """Per cut: the frames it took (those lost that had reached the pty before it and after the cut before),
@@ -85,6 +91,16 @@ class Rig:
                              for ms, at, window in self.kills))
 
 
+@pytest.fixture(scope="module")
+def keyspace(cql):
+    """One keyspace for the three policies' tests (each gateway's sources are its own): a schema change each costs
+    seconds on a busy node."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    assert migrate("--keyspace", name).returncode == 0
+    yield name
+    cql.execute(f"DROP KEYSPACE IF EXISTS {name}", timeout=60)
+
+
 @pytest.fixture
 def disk(tmp_path):
     """A 32 MiB tmpfs under the power-cut file system: a really full disk for the full-disk state."""
@@ -101,22 +117,31 @@ def start_all(rigs: list[Rig], proxy: CutProxy) -> None:
         list(pool.map(lambda rig: rig.gateway.start(rig.command, TELEMETRY_CASSANDRA_PORT=str(proxy.port)), rigs))
 
 
-def power_cut(rigs: list[Rig], fs: PowerCutMount, proxy: CutProxy, state: str) -> None:
+def power_cut(rigs: list[Rig], fs: PowerCutMount, proxy: CutProxy, state: str, before_restart=None) -> None:
     for rig in rigs:
         rig.kills.append((int(time.time() * 1000), time.monotonic(), WINDOW_MS[rig.policy][state]))
         rig.gateway.kill()
     fs.cut()
+    if before_restart:
+        before_restart()
+    for rig in rigs:
+        rig.seq_rows.append(spool_value(rig, "SELECT seq FROM source_seqs WHERE source = ?", rig.writer.stream.source))
     start_all(rigs, proxy)
 
 
-def stored_counter(rig: Rig) -> int | None:
-    """The signing node's counter as the spool file holds it (what a cut keeps, if it was fsynced)."""
+def spool_value(rig: Rig, query: str, *args) -> int | None:
+    """A value from the spool file as it is (while the gateway runs: its unsynced writes too)."""
     spool = sqlite3.connect(f"file:{rig.gateway.spool_path}?mode=ro", uri=True)
     try:
-        row = spool.execute("SELECT counter FROM source_counters WHERE source = ?", (f"node{rig.node}",)).fetchone()
+        row = spool.execute(query, args).fetchone()
         return row and row[0]
     finally:
         spool.close()
+
+
+def stored_counter(rig: Rig) -> int | None:
+    """The signing node's counter as the spool file holds it."""
+    return spool_value(rig, "SELECT counter FROM source_counters WHERE source = ?", f"node{rig.node}")
 
 
 def replayed_after_cut(rigs: list[Rig], number: int, counter: int, seq: int) -> None:
@@ -154,7 +179,7 @@ def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, pro
     rigs: list[Rig] = []
     t_base_ms = int(time.time() * 1000) - HOUR_MS
     for name, command in gateways_under_test().items():
-        label, node = f"{name}-{policy}", 10 * len(rigs) + 3
+        label, node = f"{name}-{policy}", 100 * list(WINDOW_MS).index(policy) + 10 * len(rigs) + 3  # one keyspace
         folder = tmp_path / label
         folder.mkdir()
         (fs.mountpoint / label).mkdir()
@@ -178,17 +203,17 @@ def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, pro
 
     def next_cut() -> float:
         """A random moment SPACING_S after the last cut."""
-        return last_cut + rng.uniform(*SPACING_S[policy])
+        return last_cut + rng.uniform(*SPACING_S)
 
     def until(moment: float) -> None:
         time.sleep(max(0.0, moment - time.monotonic()))
 
     began = time.monotonic()
 
-    def cut(state: str) -> None:
+    def cut(state: str, before_restart=None) -> None:
         nonlocal last_cut
         last_cut = time.monotonic()
-        power_cut(rigs, fs, proxy, state)
+        power_cut(rigs, fs, proxy, state, before_restart)
         print(f"{state} cut at {last_cut - began:.1f} s, restarted after {time.monotonic() - last_cut:.1f} s")
 
     # Healthy: a signed frame per gateway, the cut as soon as every one is in Cassandra; its replay is refused.
@@ -224,11 +249,13 @@ def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, pro
         wait_for(lambda: fill_disk(disk) and rig.gateway.metric("telemetry_gateway_reading_paused") == 1, 60,
                  f"{rig.name}: reading paused on the full disk")
     until(next_cut())
-    cut("full")
 
-    # The outage ends: room again, Cassandra back; the cut comes while the spools drain.
-    filler.unlink()
-    proxy.restore()
+    def outage_over() -> None:  # while the power is off: room again, Cassandra back
+        filler.unlink()
+        proxy.restore()
+    cut("full", outage_over)
+
+    # The cut comes while the spools drain.
     for rig in rigs:
         wait_for(lambda: rig.gateway.metric("telemetry_gateway_frames_written_total") > 0, 60,
                  f"{rig.name}: the drain started", interval=0.05)
@@ -245,11 +272,15 @@ def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, pro
         late_ms = (1 + len(rig.kills)) * LEAD_MS if policy == "deferred" else 60_000
         stored = check_rows(db, rig.writer, sent[rig.name], rig.may_be_missing, who=rig.name, late_ms=late_ms)
         lost = {n for n, _, _ in sent[rig.name]} - stored.keys()
+        per_cut = rig.loss_per_cut(stored, lost)
         summary.append(f"{rig.name}: sent {len(sent[rig.name])}, lost {len(lost)}, counted as possibly lost "
-                       f"{possibly_lost(rig)}; per cut (frames, ms read before it on the gateway's clock): "
-                       + ", ".join(f"{state} {n} {span}" for state, (n, span) in zip(STATES, rig.loss_per_cut(
-                           stored, lost))))
-        assert possibly_lost(rig) >= len(lost), f"{rig.name}: {len(lost)} lost, fewer counted as possibly lost"
+                       f"{possibly_lost(rig)}; per cut (frames, ms read before it on the gateway's clock, seq "
+                       f"stored): " + ", ".join(f"{state} {n} {span} {row is not None}" for state, (n, span), row
+                                                in zip(STATES, per_cut, rig.seq_rows)))
+        # Gaps are judged against the source's stored seq: a cut that left none (deferred writes the rows at most
+        # once a minute, spool.md) counts nothing (guarantees.md).
+        countable = sum(n for (n, _), row in zip(per_cut, rig.seq_rows) if row is not None)
+        assert possibly_lost(rig) >= countable, f"{rig.name}: {countable} lost after a stored seq, fewer counted"
         wait_for(lambda: temps(db, f"node{rig.node}") == rig.signed, 30, f"{rig.name}: the signed frames, each once")
         log = rig.gateway.log()
         assert log.count("event=unclean_stop_detected") == len(STATES), rig.name
