@@ -17,6 +17,7 @@ import { setupLogging } from '../src/logs.js';
 import { loadSigningPolicy } from '../src/signing-config.js';
 import { keyFingerprint, signingPolicy, Verifier } from '../src/signing.js';
 import { Spool, newFrame } from '../src/spool/index.js';
+import { FORMAT_VERSION } from '../src/spool/schema.js';
 import { scratchPaths } from '../test-support/scratch.js';
 import { contractVectors } from '../test-support/vectors.js';
 
@@ -188,7 +189,7 @@ describe('verification in the ingest', () => {
     assert.ok(ingest.commit([], [], {}, false) !== undefined);
     spool.close();
     const db = new Database(path, { readonly: true });
-    assert.equal(db.pragma('user_version', { simple: true }), 5);
+    assert.equal(db.pragma('user_version', { simple: true }), FORMAT_VERSION); // and every later format's step
     assert.deepStrictEqual(db.prepare('SELECT * FROM source_counters ORDER BY source').raw().all(),
       [['node3', 1000, '0ab3b852713a2854'], ['node9', 5, '']]);
     db.close();

@@ -203,6 +203,7 @@ def test_a_format_4_spool_keeps_its_counters_bound_to_the_key_at_the_next_start(
     from telemetry_gateway.ingest import Ingest
     from telemetry_gateway.metrics import Metrics
     from telemetry_gateway.spool import Spool
+    from telemetry_gateway.spool.schema import FORMAT_VERSION
 
     path = tmp_path / "spool.sqlite"
     old = sqlite3.connect(path)
@@ -218,7 +219,7 @@ def test_a_format_4_spool_keeps_its_counters_bound_to_the_key_at_the_next_start(
     finally:
         spool.close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone() == (5,)
+    assert db.execute("PRAGMA user_version").fetchone() == (FORMAT_VERSION,)  # and every later format's step
     assert db.execute("SELECT * FROM source_counters ORDER BY source").fetchall() == [
         ("node3", 1000, key_fingerprint(bytes(range(16)))), ("node9", 5, "")]
     db.close()
