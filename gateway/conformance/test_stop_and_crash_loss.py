@@ -5,22 +5,20 @@ safe", "Every stop keeps what was read", "Seqs across a restart"), each row chec
   says lost_frames=0, and after the restart every frame lands exactly once. Allowed loss: none.
 - Cassandra unreachable, then a SIGKILL: nothing was held, so the loss is what batch loses, bounded here on the
   gateway's own clock (its receipt stamps) by LOSS_WINDOW_MS, half the hold.
-- Cassandra hung (SIGSTOP), then a SIGKILL: frames are held until due, then committed, so the loss is bounded by
+- Cassandra hung (a proxy that stops answering: the shared node is not stopped), then a SIGKILL: frames are held
+  until due, then committed, so the loss is bounded by
   the hold (fsync_interval_ms, 1 s by default) on the gateway's clock.
 (Seq gaps across a restart: test_seq_gaps_restart.py.)"""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
 import time
 
 import pytest
 
-from conftest import launcher
 from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, TimedWriter, assert_each_frame_once, \
     stored_frames, utc_days_around_now, wait_for
+from telemetry_conformance.cassandra_proxy import CutProxy
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
 
@@ -82,22 +80,23 @@ def test_cassandra_hung_then_sigkill_loses_at_most_the_hold(tmp_path, keyspace, 
     board = Board(tmp_path / "ttyUSB0")
     gateway = GatewayUnderTest.configure(tmp_path, [board.link], keyspace, cassandra_node)
     gateways.append(gateway)
-    gateway.start()
-    gateway.wait_holding()
-    writer = PacedWriter(board, Stream("H"), rate=200, t_base_ms=int(time.time() * 1000) - HOUR_MS)
-    writer.start()
-    time.sleep(1.0)
-    pid = int(re.search(r"pid (\d+)", launcher("status").stdout).group(1))
-    os.kill(pid, signal.SIGSTOP)  # Cassandra hangs: no answer, no error, until the driver's timeouts
+    proxy = CutProxy(cassandra_node)
     try:
+        gateway.start(TELEMETRY_CASSANDRA_PORT=str(proxy.port))
+        gateway.wait_holding()
+        writer = PacedWriter(board, Stream("H"), rate=200, t_base_ms=int(time.time() * 1000) - HOUR_MS)
+        writer.start()
+        time.sleep(1.0)
+        proxy.hang()  # Cassandra hangs: no answer, no error, until the driver's timeouts
         time.sleep(2.5)
         kill = (int(time.time() * 1000), time.monotonic())
         gateway.kill()
+        proxy.restore()
+        gateway.start(TELEMETRY_CASSANDRA_PORT=str(proxy.port))
+        time.sleep(1.0)
+        sent = writer.finish()
+        stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, writer, [kill], 1000))
+        print(f"sent {len(sent)}, stored {len(stored)}, lost {len(sent) - len(stored)} (Cassandra hung, SIGKILL)")
+        assert gateway.stop() == 0
     finally:
-        os.kill(pid, signal.SIGCONT)
-    gateway.start()
-    time.sleep(1.0)
-    sent = writer.finish()
-    stored = check_rows(db, writer, sent, lambda frames: lost_on_gateway_clock(frames, writer, [kill], 1000))
-    print(f"sent {len(sent)}, stored {len(stored)}, lost {len(sent) - len(stored)} (Cassandra hung, SIGKILL)")
-    assert gateway.stop() == 0
+        proxy.close()
