@@ -285,6 +285,7 @@ def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, pro
         log = rig.gateway.log()
         assert log.count("event=unclean_stop_detected") == len(STATES), rig.name
         assert "Traceback" not in log, rig.name
-    print("\n".join(summary) + f"\ndraining at the last cut: {draining}; rows checked at {time.monotonic() - began:.1f} s")
+    print("\n".join(summary))
+    print(f"draining at the last cut: {draining}; rows checked at {time.monotonic() - began:.1f} s")
     for rig in rigs:
         assert rig.gateway.stop() == 0, rig.name
