@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
 
 import Database from 'better-sqlite3';
 
@@ -47,6 +48,18 @@ describe('frame_crc.jsonl', () => {
 });
 
 describe('row checksums', () => {
+  it("are zlib's CRC-32 of the row's bytes, for text of any UTF-8 and times of any sign", () => {
+    for (let i = 0; i < 2000; i++) {
+      const source = ['A-1', `gréenhouse-${i}`, `n\u{1F600}${i}`, 'x'][i % 4];
+      const metrics = ['t', 'temp_in,light'][i % 2];
+      const values = Buffer.from(Array.from({ length: 8 * (i % 2 + 1) }, (_, j) => (i * 7 + j * 13) & 255));
+      const tsMs = Math.floor((Math.random() - 0.25) * 2 ** 53);
+      const receivedMs = Math.floor(Math.random() * 2 ** 53);
+      assert.equal(frameCrc(source, tsMs, receivedMs, metrics, values),
+        crc32(crcBytes(source, tsMs, receivedMs, metrics, values)) | 0);
+    }
+  });
+
   for (const fsync of ['batch', 'interval', 'deferred']) {
     it(`are stored for every row under fsync = ${fsync}`, () => {
       const path = tmpPath();

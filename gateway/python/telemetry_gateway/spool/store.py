@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..reading_values import pack_values, unpack_values
-from .row_check import crc_matches, frame_crc
+from .row_check import checked, with_crcs
 from .safe_seqs import Seqs
 from .schema import connect, open_format
 
@@ -77,17 +77,6 @@ class SpooledFrame(NamedTuple):
     @property
     def values(self) -> tuple[tuple[str, float], ...]:
         return unpack_values(self.metrics, self.vals)
-
-
-def _checked(row: tuple) -> SpooledFrame | None:
-    """A row read by take() as a frame, or None when it fails its checksum (spool.md, "Row checksums")."""
-    id_, source, ts_ms, received_ms, metrics, vals, crc = row
-    if not crc_matches(crc, source, ts_ms, received_ms, metrics, vals):
-        return None
-    try:
-        return SpooledFrame(id_, source.decode(), ts_ms, received_ms, metrics.decode(), vals)
-    except UnicodeDecodeError:  # a row without a checksum, damaged: it cannot be sent either
-        return None
 
 
 def no_room(message: str) -> bool:
@@ -172,7 +161,7 @@ class Store:
     def _insert(self, frames: list[NewFrame] | list[SpooledFrame]) -> None:
         with_id = isinstance(frames[0], SpooledFrame)
         sql = _INSERT_ID_SQL if with_id else _INSERT_SQL
-        rows = [(*frame, frame_crc(*frame[1:] if with_id else frame)) for frame in frames]  # spool.md, Row checksums
+        rows = with_crcs(frames)  # spool.md, "Row checksums"
         start = 0
         for size in _INSERT_SIZES:
             while len(rows) - start >= size:
@@ -205,10 +194,10 @@ class Store:
         checksums")."""
         with self._reader_lock:
             rows = self._reader.execute(_TAKE_SQL, (after_id, limit)).fetchall()
-        frames = list(filter(None, map(_checked, rows)))
-        if len(frames) < len(rows):
-            self._drop_damaged([row for row in rows if _checked(row) is None])
-        return frames
+        intact, damaged = checked(rows)
+        if damaged:
+            self._drop_damaged(damaged)
+        return list(map(SpooledFrame._make, intact))
 
     def _drop_damaged(self, rows: list[tuple]) -> None:
         fresh = [row for row in rows if row[0] not in self._damaged_seen]
