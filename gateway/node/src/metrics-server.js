@@ -17,6 +17,11 @@ const LIMITS = {
   requireHostHeader: false, // http-rules.js refuses a missing Host itself, with the headers every answer has
 };
 const MAX_CONNECTIONS = 64;
+// A client that pipelines requests without reading the answers: closed, not answered into memory without end.
+const MAX_WAITING = 8; // requests on one connection whose answers are not yet written
+const MAX_UNREAD = 1 << 20; // bytes of answers written but not yet taken by the client
+const STALLED_MS = 5000; // a connection whose answers the client does not take for this long
+const WAITING = Symbol('answers waiting');
 const PAGE_CSP = pageCsp(PAGE);
 const LOG = new RateLimitedLog({ intervalS: 60 });
 const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json or /metrics', 405: 'only GET and HEAD',
@@ -85,6 +90,21 @@ function answer(request, response, { where, registry, statusPage, count }) {
   }
 }
 
+/**
+ * Destroys a socket that pipelined more than it reads. Node aborts each request of it still waiting (all the rest
+ * of the flood already read) with an error whose stack trace costs far more than the request did: those traces
+ * are switched off while the socket's close runs.
+ */
+function closeFlooded(socket) {
+  let limit;
+  socket.prependOnceListener('close', () => {
+    limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+  });
+  socket.once('close', () => { Error.stackTraceLimit = limit; });
+  socket.destroy();
+}
+
 /** A refusal written straight to a socket whose bytes the parser refused (or that timed out). */
 function refuseRaw(socket, status) {
   if (!socket.writable) {
@@ -124,6 +144,15 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   const count = (status) => refused?.inc({ status: String(status) });
   const parts = { where: listener(listen, hostNames), registry, statusPage, count };
   const handle = (request, response) => {
+    const { socket } = request;
+    if (socket.destroyed) return; // the rest of a flood already read: its connection is gone
+    socket[WAITING] = (socket[WAITING] ?? 0) + 1;
+    response.once('close', () => { socket[WAITING] -= 1; });
+    if (socket[WAITING] > MAX_WAITING || socket.writableLength > MAX_UNREAD) {
+      count('unread');
+      closeFlooded(socket);
+      return;
+    }
     try {
       answer(request, response, parts);
     } catch (error) { // a bug: this request fails, the listener and the gateway run on
@@ -133,6 +162,7 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   };
   const server = http.createServer(LIMITS, handle);
   server.maxConnections = MAX_CONNECTIONS;
+  server.timeout = STALLED_MS; // no byte read or written for this long: the socket is destroyed
   server.on('drop', () => count('dropped')); // a connection over the bound, closed unanswered
   server.on('clientError', (error, socket) => clientError(error, socket, count));
   // CONNECT and Upgrade requests are decided like any other and never change protocol: each gets a response of its

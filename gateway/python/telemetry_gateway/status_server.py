@@ -22,6 +22,8 @@ from .status_page import PAGE, StatusPage
 MAX_HEAD = 8192
 HEAD_TIMEOUT_S = 5.0
 MAX_CONNECTIONS = 64
+UNREAD_TIMEOUT_S = 5.0  # an answer the client does not take within this closes the connection
+SEND_BUFFER = 256 * 1024  # answers a client may leave unread in the kernel, so the timeout above starts soon
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
            413: "Content Too Large", 421: "Misdirected Request", 431: "Request Header Fields Too Large",
            500: "Internal Server Error"}
@@ -136,12 +138,20 @@ class StatusServer:
                 connection.close()  # over the bound: closed at once, without an answer
                 self.refused.labels("dropped").inc()
                 continue
-            threading.Thread(target=self._serve, args=(connection,), name="status connection", daemon=True).start()
+            try:
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+                threading.Thread(target=self._serve, args=(connection,), name="status connection", daemon=True).start()
+            except (OSError, RuntimeError):  # reset already, or no thread to be had: this one is closed unanswered
+                connection.close()
+                self.slots.release()
+                self.refused.labels("dropped").inc()
 
     def _serve(self, connection: socket.socket) -> None:
         try:
             with connection:
                 self._requests(connection)
+        except TimeoutError:  # a recv's is handled in _head: this is an answer the client did not take in time
+            self.refused.labels("unread").inc()
         except (Closed, OSError):
             pass
         except Exception as error:  # a bug: this connection ends, the listener and the gateway run on
@@ -158,6 +168,7 @@ class StatusServer:
                 request, close, accept = parse_head(head)
             except Refused as refused:
                 self.refused.labels(str(refused.status)).inc()
+                connection.settimeout(UNREAD_TIMEOUT_S)
                 connection.sendall(answer(refused.status, close=True))
                 return
             status, path = decide(request, self.where)
@@ -165,6 +176,7 @@ class StatusServer:
             reply = self._respond(status, path, request.method == "HEAD", accept, close)
             if not reply.startswith(b"HTTP/1.1 200 "):
                 self.refused.labels(reply[9:12].decode()).inc()
+            connection.settimeout(UNREAD_TIMEOUT_S)
             connection.sendall(reply)
             if close:
                 return
