@@ -173,7 +173,9 @@ export class Room {
     } catch (error) {
       if (!(error instanceof SpoolFull) || error.capReached) throw error;
       let full = error;
-      if (this.releaseReserve(frames.length ? this._framesKeep : 0)) {
+      // Without new frames (deletes, stamps, seqs) the first part goes first too, the last only if need be.
+      const rest = this._reserve.size() > DRAIN_RESERVE_BYTES ? DRAIN_RESERVE_BYTES : 0;
+      if (this.releaseReserve(frames.length ? this._framesKeep : rest)) {
         this.cutWal(); // the WAL's pages into the file first: the retried commit starts a new WAL
         try {
           this._store.commit(frames, acked, stamps, seqs);

@@ -165,7 +165,9 @@ class Room:
         except SpoolFull as full:
             if full.cap_reached:
                 raise
-            if self.release_reserve(keep=self._frames_keep if frames else 0):
+            # Without new frames (deletes, stamps, seqs) the first part goes first too, the last only if need be.
+            rest = DRAIN_RESERVE_BYTES if self._reserve.size() > DRAIN_RESERVE_BYTES else 0
+            if self.release_reserve(keep=self._frames_keep if frames else rest):
                 self._cut_wal()  # the WAL's pages into the file first: the retried commit starts a new WAL
                 try:
                     self._store.commit(frames, acked, receipt_stamps, seqs)
