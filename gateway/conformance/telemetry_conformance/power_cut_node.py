@@ -82,18 +82,23 @@ class PowerCutNode:
         self.launcher("kill")
         self.mount.stop()
 
-    def migrate(self, keyspace: str) -> None:
+    def migrate(self, keyspace: str, attempts: int = 3) -> None:
+        """schema/migrate on this node; again after a failure (its lock is a lightweight transaction, several
+        commit-log syncs in 2 s, which a busy machine can miss: a CAS write timeout)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("TELEMETRY_")}
-        migrated = subprocess.run([str(MIGRATE), "--hosts", self.host, "--keyspace", keyspace], env=env,
-                                  capture_output=True, text=True, timeout=300)
-        if migrated.returncode != 0:
-            raise AssertionError(f"schema/migrate on {self.host}: {migrated.stdout}{migrated.stderr}")
+        for _ in range(attempts):
+            migrated = subprocess.run([str(MIGRATE), "--hosts", self.host, "--keyspace", keyspace], env=env,
+                                      capture_output=True, text=True, timeout=300)
+            if migrated.returncode == 0:
+                return
+        raise AssertionError(f"schema/migrate on {self.host}, {attempts} attempts: {migrated.stdout}{migrated.stderr}")
 
     def cluster(self) -> Cluster:
         """A driver Cluster for this node alone (not TELEMETRY_CASSANDRA_HOSTS), reconnecting every half second."""
         profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
         return connect_cluster(self.host, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                               reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
+                               reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None),
+                               connect_timeout=30, control_connection_timeout=30)
 
     def log_lines(self, *words: str) -> list[str]:
         """The node's system.log lines that contain any of words."""
