@@ -9,7 +9,6 @@ accepted frames wait in the spool)."""
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,7 +24,7 @@ def accepted(gateway) -> float:
     return gateway.metric("telemetry_gateway_frames_accepted_total", format="signed")
 
 
-def test_a_counter_belongs_to_its_key(tmp_path, gateways, monkeypatch):  # noqa: F811
+def test_a_counter_belongs_to_its_key(tmp_path, gateways):  # noqa: F811
     rigs = {}
     for i, (name, command) in enumerate(gateways_under_test().items()):
         folder = tmp_path / name
@@ -42,10 +41,8 @@ def test_a_counter_belongs_to_its_key(tmp_path, gateways, monkeypatch):  # noqa:
             keys.write_text(f"node{n} {key.hex()}\n")
             os.chmod(keys, 0o600)
 
-    def start_all() -> None:
-        for _, gateway, _, command, _ in rigs.values():
-            monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
-            gateway.start(TELEMETRY_CASSANDRA_PORT="1")  # nothing listens: the frames wait in the spool
+    def start_all() -> None:  # nothing listens on port 1: the frames wait in the spool
+        each(lambda name, n: rigs[name][1].start(rigs[name][3], TELEMETRY_CASSANDRA_PORT="1"))
 
     def counters(name: str, *args: str) -> subprocess.CompletedProcess:
         _, gateway, _, command, _ = rigs[name]
@@ -66,9 +63,8 @@ def test_a_counter_belongs_to_its_key(tmp_path, gateways, monkeypatch):  # noqa:
         command = rigs[name][3]
         helped = subprocess.run([*command, "counters", "reset", "--help"], capture_output=True, timeout=30)
         assert helped.returncode == 0, name
-        for args, says in ((["list", "--bogus"], "--bogus"), (["reset", "--source", "no good"], "--source")):
-            done = subprocess.run([*command, "counters", *args], capture_output=True, text=True, timeout=30)
-            assert done.returncode == 2 and says in done.stderr, (name, args, done.stderr)
+        done = subprocess.run([*command, "counters", "list", "--bogus"], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and "--bogus" in done.stderr, (name, done.stderr)
     each(usage)
 
     write_keys(K1)
@@ -103,9 +99,8 @@ def test_a_counter_belongs_to_its_key(tmp_path, gateways, monkeypatch):  # noqa:
     write_keys(K3)  # re-keyed again, and forgotten at once with the command
 
     def listed_then_reset(name: str, n: int) -> None:
-        assert counters(name, "list").stdout == f"source=node{n} counter=0 key=other\n", name
         reset = counters(name, "reset", "--source", f"node{n}")
-        assert reset.returncode == 0 and f"node{n}'s counter 0" in reset.stdout, (name, reset)
+        assert reset.returncode == 0 and f"node{n}'s counter 0 (another key" in reset.stdout, (name, reset)
         assert counters(name, "list").stdout == "", name
     each(listed_then_reset)
 
