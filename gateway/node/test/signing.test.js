@@ -13,6 +13,7 @@ import { ConfigError } from '../src/config-error.js';
 import { Ingest } from '../src/ingest.js';
 import { KeysFileError, parseKeys, readKeys } from '../src/keys-file.js';
 import { createMetrics } from '../src/metrics.js';
+import { keyState, resetVerdict } from '../src/counters-command.js';
 import { setupLogging } from '../src/logs.js';
 import { loadSigningPolicy } from '../src/signing-config.js';
 import { keyFingerprint, signingPolicy, Verifier } from '../src/signing.js';
@@ -216,5 +217,18 @@ describe('verification in the ingest', () => {
     } finally {
       setupLogging('info');
     }
+  });
+});
+
+describe('the counters command', () => {
+  it('resets only a counter of another key (or of a source without a key now)', () => {
+    const keys = new Map([['node3', Buffer.from(KEY3_HEX, 'hex')]]);
+    assert.equal(keyState('node3', '0ab3b852713a2854', keys), 'current');
+    assert.equal(keyState('node3', '00112233445566aa', keys), 'other');
+    assert.equal(keyState('node3', '', keys), 'unbound');
+    assert.equal(keyState('node9', '0ab3b852713a2854', keys), 'none');
+    assert.deepStrictEqual(['current', 'unbound', 'other', 'none'].map((state) => resetVerdict('node3', 7, state)[0]),
+      [false, false, true, true]);
+    assert.match(resetVerdict('node3', 7, 'current')[1], /Re-key the node.*above 7/);
   });
 });

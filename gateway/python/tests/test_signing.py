@@ -250,3 +250,18 @@ def test_a_changed_key_starts_the_counter_afresh_and_says_so_once(tmp_path, capl
         assert spool.last_counter_keys() == {"node3": key_fingerprint(bytes(range(16)))}
     finally:
         spool.close()
+
+
+def test_the_counters_command_resets_only_a_counter_of_another_key():
+    from telemetry_gateway.counters_command import key_state, reset_verdict
+
+    keys = {"node3": bytes(range(16))}
+    current = key_fingerprint(bytes(range(16)))
+    assert key_state("node3", current, keys) == "current"
+    assert key_state("node3", "00112233445566aa", keys) == "other"
+    assert key_state("node3", "", keys) == "unbound"
+    assert key_state("node9", current, keys) == "none"
+    assert [reset_verdict("node3", 7, state)[0] for state in ("current", "unbound", "other", "none")] == [
+        False, False, True, True]
+    assert "Re-key the node" in reset_verdict("node3", 7, "current")[1] and "above 7" in reset_verdict(
+        "node3", 7, "current")[1]
