@@ -97,7 +97,8 @@ function rig() {
   const sent = []; // [statement, resolve, reject]
   const answer = (statement) => new Promise((resolve, reject) => sent.push([statement, resolve, reject]));
   const client = { batch: (queries) => answer({ queries }), execute: (query, params) => answer({ query, params }) };
-  const s = new Sender({ spool: { take: (after, limit) => frames.filter((f) => f.id > after).slice(0, limit) },
+  const s = new Sender({ spool: { take: (after, limit) => frames.filter((f) => f.id > after).slice(0, limit),
+    damagedRows: () => [] },
     clientFactory: null, keyspace: 'k', batchRows: 100, maxInFlight: 8, retryMaxS: 1, metrics: createMetrics(),
     onAcked: (range) => acked.push(range) });
   s.client = client;
