@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { HeldFrames, MAX_HELD, mergeById } from '../src/spool/held-frames.js';
-import { LEAD_MS, REFRESH_MS, ReceiptCeilings } from '../src/spool/receipt-ceilings.js';
+import { LEAD_MS, MARGIN_MS, REFRESH_MS, ReceiptCeilings } from '../src/spool/receipt-ceilings.js';
 
 const frame = (id) => ({ id, source: 'G', ts_ms: 1000 + id, received_ms: 2000 + id, metrics: 'n',
   vals: Buffer.alloc(8) });
@@ -93,15 +93,15 @@ describe('mergeById', () => {
 });
 
 describe('ReceiptCeilings', () => {
-  it('writes a ceiling only when a stamp passes its source\'s stored row', () => {
+  it('writes a ceiling only when a stamp passes its source\'s stored row (stamps on time)', () => {
     const ceilings = new ReceiptCeilings([['A', 10_000]], 1000);
-    assert.deepEqual(ceilings.rowsFor([['A', 9_000]]), []);
+    assert.deepEqual(ceilings.rowsFor([['A', 9_000]], 9_000), []);
     ceilings.committed([['A', 9_000]], []);
-    assert.deepEqual(ceilings.rowsFor([['A', 10_001]]), [['A', 10_001 + LEAD_MS]]);
+    assert.deepEqual(ceilings.rowsFor([['A', 10_001]], 10_001), [['A', 10_001 + LEAD_MS]]);
     ceilings.committed([['A', 10_001]], [['A', 10_001 + LEAD_MS]]);
-    assert.deepEqual(ceilings.rowsFor([['A', 10_000 + LEAD_MS]]), []);
-    // A new source passes its (missing) row; A's ceiling is not near its last stamp: not raised.
-    assert.deepEqual(ceilings.rowsFor([['B', 1]]), [['B', 1 + LEAD_MS]]);
+    assert.deepEqual(ceilings.rowsFor([['A', 10_001 + LEAD_MS]], 10_001 + LEAD_MS), []);
+    // A new source passes its (missing) row; A's ceiling is not near its last stamp (10,001): not raised.
+    assert.deepEqual(ceilings.rowsFor([['B', 20_000]], 20_000), [['B', 20_000 + LEAD_MS]]);
   });
 
   it('raises the other sources stamped in this run whose ceiling is near, in the same commit', () => {
@@ -110,15 +110,65 @@ describe('ReceiptCeilings', () => {
     ceilings.committed([['A', a], ['B', b]], []);
     // C passes: A (its stamp + REFRESH_MS > 20,000) comes along, B (+ REFRESH_MS <= 20,000) and D (not stamped) do
     // not.
-    assert.deepEqual(ceilings.rowsFor([['C', 20_001]]), [['A', a + LEAD_MS], ['C', 20_001 + LEAD_MS]]);
-    assert.deepEqual(ceilings.rowsFor([['C', 19_000]]), []); // no stamp passed: no commit for them
+    assert.deepEqual(ceilings.rowsFor([['C', 20_001]], 20_001), [['A', 20_001 + LEAD_MS], ['C', 20_001 + LEAD_MS]]);
+    assert.deepEqual(ceilings.rowsFor([['C', 19_000]], 19_000), []); // no stamp passed: no commit for them
     // A commit made anyway (seqs, due frames) takes the near ones along.
-    assert.deepEqual(ceilings.rowsFor([['C', 19_000]], true), [['A', a + LEAD_MS], ['C', 19_000 + LEAD_MS]]);
+    assert.deepEqual(ceilings.rowsFor([['C', 19_000]], 19_000, true),
+      [['A', 19_000 + LEAD_MS], ['C', 19_000 + LEAD_MS]]);
+  });
+
+  /** Stamps on receipt for `frames` frames stepMs apart from the wall clock startMs, the stamper continuing above
+   * firstTs (max(received, last + 1)), every commit done; alongEvery: every so many frames a commit is made anyway.
+   * Returns [commits made for the stamps, the highest row written]. */
+  function runLate(ceilings, firstTs, startMs, frames, stepMs, alongEvery = 0) {
+    let [commits, ts, highest] = [0, firstTs, 0];
+    for (let n = 0; n < frames; n++) {
+      const nowMs = startMs + n * stepMs;
+      ts = Math.max(nowMs, ts + 1);
+      assert.ok(ts - nowMs <= LEAD_MS, `a stamp ${ts - nowMs} ms late`);
+      const along = alongEvery > 0 && n % alongEvery === 0;
+      const rows = ceilings.rowsFor([['G', ts]], nowMs, along);
+      for (const [, row] of rows) {
+        assert.ok(row <= nowMs + LEAD_MS && row > ts, `row ${row} at ${nowMs} for ${ts}`);
+        highest = Math.max(highest, row);
+      }
+      if (rows.length && !along) commits += 1;
+      ceilings.committed([['G', ts]], rows);
+    }
+    return [commits, highest];
+  }
+
+  it('after a crash follows the clock, not the late stamps: lateness never adds up, a commit about a minute', () => {
+    let now = 1_000_000;
+    let stored = now + LEAD_MS - 2_000; // written 2 s before the crash, the restart now
+    const [commits, highest] = runLate(new ReceiptCeilings([['G', stored]], 10), stored, now, 12_000, 10);
+    assert.ok(commits <= 3, `${commits} commits`); // 120 s at 100 frames/s: at 0 s, 20 s (stamps reach it), 80 s
+    assert.ok(highest <= now + 120_000 + LEAD_MS);
+    // Crashes in a row (restarted 2 s later), each run 3-50 s long: the lateness stays within the lead.
+    for (const runS of [3, 5, 10, 20, 30, 45, 50, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]) {
+      const start = now + 2_000;
+      const [, high] = runLate(new ReceiptCeilings([['G', stored]], 10), stored, start, runS * 100, 10, 700);
+      [now, stored] = [start + runS * 1000, Math.max(stored, high)];
+      assert.ok(stored - now <= LEAD_MS);
+    }
+  });
+
+  it('with a clock that went back sets each ceiling MARGIN_MS above the stamp: a commit per MARGIN_MS frames', () => {
+    const ceilings = new ReceiptCeilings([['G', 10_000_000]], 10);
+    let [ts, commits] = [10_000_000, 0];
+    for (let n = 0; n < 5_000; n++) {
+      ts += 1;
+      const rows = ceilings.rowsFor([['G', ts]], 1_000 + n * 100);
+      for (const [, row] of rows) assert.equal(row, ts + MARGIN_MS);
+      commits += rows.length;
+      ceilings.committed([['G', ts]], rows);
+    }
+    assert.equal(commits, 5_000 / MARGIN_MS);
   });
 
   it('writes the real last stamps at a clean stop, once', () => {
     const ceilings = new ReceiptCeilings([], 1000);
-    const rows = ceilings.rowsFor([['A', 100], ['B', 200]]);
+    const rows = ceilings.rowsFor([['A', 100], ['B', 200]], 200);
     ceilings.committed([['A', 100], ['B', 200]], rows);
     ceilings.committed([['A', 150]], []);
     assert.deepEqual(ceilings.finalRows(), [['A', 150], ['B', 200]]);
@@ -129,7 +179,7 @@ describe('ReceiptCeilings', () => {
   it('keeps at most twice max_sources of each map, the highest values', () => {
     const ceilings = new ReceiptCeilings([], 2);
     for (const [i, source] of ['A', 'B', 'C', 'D', 'E'].entries()) {
-      ceilings.committed([[source, i]], ceilings.rowsFor([[source, i]]));
+      ceilings.committed([[source, i]], ceilings.rowsFor([[source, i]], i));
     }
     assert.deepEqual([...ceilings.given.keys()], ['D', 'E']);
     assert.deepEqual([...ceilings.stored.keys()], ['D', 'E']);

@@ -27,10 +27,11 @@ const ids = (list) => list.map((f) => f.id);
 
 const tmpPath = scratchPaths('spool-deferred-test-');
 
-/** A deferred spool on the clock clock.now (ms), holding frames 200 ms, its sender connected (holding is safe while
- * the file holds no frame). */
+/** A deferred spool on the clock clock.now (ms) and the wall clock clock.wall (default 0), holding frames 200 ms, its
+ * sender connected (holding is safe while the file holds no frame). */
 function openDeferred(path, clock, options = {}) {
-  const spool = new Spool(path, { fsync: 'deferred', holdMs: 200, clock: () => clock.now, ...options });
+  const spool = new Spool(path, { fsync: 'deferred', holdMs: 200, clock: () => clock.now,
+    wallClock: () => clock.wall ?? 0, ...options });
   spool.setLink(true, true);
   return spool;
 }
@@ -158,7 +159,7 @@ describe('fsync "deferred": the spool', () => {
   });
 
   it('stores receipt stamps as ceilings, and the real ones at a clean stop', () => {
-    const clock = { now: 0 };
+    const clock = { now: 0, wall: 10_000 }; // stamps on time
     const path = tmpPath();
     let spool = openDeferred(path, clock);
     const transactions = watchTransactions(spool);
@@ -168,6 +169,7 @@ describe('fsync "deferred": the spool', () => {
     spool.commit(frames(1, 1), [[1, 1]], { G: 9_000 + LEAD_MS }); // below the ceiling: nothing written
     assert.deepEqual(transactions, []);
     const past = 10_001 + LEAD_MS;
+    clock.wall = past;
     spool.commit([], [[2, 2]], { G: past });
     assert.deepEqual(storedStamps(spool), { G: past + LEAD_MS });
     assert.equal(spool.commitHeld(), 0); // nothing held
@@ -175,6 +177,7 @@ describe('fsync "deferred": the spool', () => {
     spool.close();
     spool = openDeferred(path, clock); // the stored row is loaded: the next stamp above it writes a ceiling
     assert.deepEqual([...spool.lastReceiptStamps(1000)], [['G', past]]);
+    clock.wall = past + 1;
     spool.commit(frames(1), [], { G: past + 1 });
     assert.deepEqual(storedStamps(spool), { G: past + 1 + LEAD_MS });
     spool.commitHeld();
@@ -182,11 +185,12 @@ describe('fsync "deferred": the spool', () => {
   });
 
   it('updates a receipt_stamps row in place: one page into the WAL per ceiling commit, not its index\'s too', () => {
-    const clock = { now: 0 };
+    const clock = { now: 0, wall: 10_000 }; // stamps on time
     const path = tmpPath();
     const spool = openDeferred(path, clock);
     spool.commit([], [], { G: 10_000, H: 10_000 });
     const size = statSync(`${path}-wal`).size;
+    clock.wall = 10_001 + LEAD_MS;
     spool.commit([], [], { G: 10_001 + LEAD_MS });
     assert.deepEqual(storedStamps(spool), { G: 10_001 + 2 * LEAD_MS, H: 10_000 + LEAD_MS });
     const pageSize = spool._store.db.pragma('page_size', { simple: true });

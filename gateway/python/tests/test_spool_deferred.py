@@ -10,7 +10,7 @@ from telemetry_gateway.config import Config
 from telemetry_gateway.spool.held_frames import HeldFrames
 from telemetry_gateway.ingest import RESUME_RETRY_S, RESUME_WAIT_S, Ingest
 from telemetry_gateway.metrics import Metrics
-from telemetry_gateway.spool.receipt_ceilings import LEAD_MS, REFRESH_MS, ReceiptCeilings
+from telemetry_gateway.spool.receipt_ceilings import LEAD_MS, MARGIN_MS, ReceiptCeilings
 from telemetry_gateway.spool.safe_seqs import ROWS_ALONE_S, ROWS_INTERVAL_S
 from telemetry_gateway.spool import NewFrame, Spool, SpooledFrame
 
@@ -30,9 +30,11 @@ def stored_stamps(path):
         return dict(db.execute("SELECT source, last_ts_ms FROM receipt_stamps"))
 
 
-def deferred(path, hold_ms=200, link_ok=True):
-    """A deferred spool whose sender is connected and writing (holding is safe), unless link_ok is False."""
-    spool = Spool(path, fsync="deferred", hold_ms=hold_ms)
+def deferred(path, hold_ms=200, link_ok=True, wall=None):
+    """A deferred spool whose sender is connected and writing (holding is safe), unless link_ok is False; its wall
+    clock is wall["ms"] (default: 0)."""
+    wall = {"ms": 0} if wall is None else wall
+    spool = Spool(path, fsync="deferred", hold_ms=hold_ms, wall_ms=lambda: wall["ms"])
     spool.set_link(link_ok)
     return spool
 
@@ -109,7 +111,7 @@ def test_more_than_the_bound_held_commits_the_oldest_at_once(tmp_path):
 
 def test_a_clean_stop_commits_what_is_held_and_the_real_stamps(tmp_path):
     path = tmp_path / "s.sqlite"
-    spool = deferred(path)
+    spool = deferred(path, wall={"ms": 50_000})  # stamps on time
     spool.last_receipt_stamps()
     spool.commit(frames(2), [], {"G": 50_000}, now=0.0)
     assert stored_stamps(path) == {"G": 50_000 + LEAD_MS}  # a ceiling, committed before the frames counted
@@ -121,13 +123,15 @@ def test_a_clean_stop_commits_what_is_held_and_the_real_stamps(tmp_path):
 
 def test_stamps_below_their_ceiling_write_nothing(tmp_path):
     path = tmp_path / "s.sqlite"
-    spool = deferred(path)
+    wall = {"ms": 10_000}  # stamps on time
+    spool = deferred(path, wall=wall)
     spool.commit([], [], {"G": 10_000, "H": 10_000}, now=0.0)
     assert stored_stamps(path) == {"G": 10_000 + LEAD_MS, "H": 10_000 + LEAD_MS}
     wal = path.with_name(path.name + "-wal")
     size = wal.stat().st_size
     spool.commit([], [], {"G": 9_000 + LEAD_MS}, now=0.0)
     assert wal.stat().st_size == size  # no transaction at all
+    wall["ms"] = 10_001 + LEAD_MS
     spool.commit([], [], {"G": 10_001 + LEAD_MS}, now=0.0)  # past G's ceiling; H's is not near its last stamp
     assert stored_stamps(path) == {"G": 10_001 + 2 * LEAD_MS, "H": 10_000 + LEAD_MS}
 
@@ -135,10 +139,12 @@ def test_stamps_below_their_ceiling_write_nothing(tmp_path):
 def test_a_ceiling_commit_adds_one_page_to_the_wal(tmp_path):
     """A receipt_stamps row is updated in place: its table's page goes into the WAL, not its index's too."""
     path = tmp_path / "s.sqlite"
-    spool = deferred(path)
+    wall = {"ms": 10_000}  # stamps on time
+    spool = deferred(path, wall=wall)
     spool.commit([], [], {"G": 10_000, "H": 10_000}, now=0.0)
     wal = path.with_name(path.name + "-wal")
     size = wal.stat().st_size
+    wall["ms"] = 10_001 + LEAD_MS
     spool.commit([], [], {"G": 10_001 + LEAD_MS}, now=0.0)
     assert stored_stamps(path) == {"G": 10_001 + 2 * LEAD_MS, "H": 10_000 + LEAD_MS}
     assert wal.stat().st_size - size == 24 + spool._store.page_size  # one WAL frame: its header and one page
@@ -152,16 +158,20 @@ def stored_seqs(path):
 
 def test_seq_rows_ride_with_a_commit_made_anyway_and_go_alone_only_later(tmp_path):
     path = tmp_path / "s.sqlite"
+    deferred(path).close()
+    with sqlite3.connect(path) as db:  # G has a stored row (a source without one: the next test)
+        db.execute("INSERT INTO source_seqs (source, seq, ts_ms) VALUES ('G', 0, 999)")
+    db.close()
     spool = deferred(path)
     t0 = time.monotonic()  # after the open, which counts as the last write of rows
     spool.commit(frames(1), [], {"G": 10_000}, now=t0, seqs={"G": (1, 1_000)})  # held, and a ceiling
     [held] = spool.take(0, 10)
     spool.commit([], [(held.id, held.id)], now=t0 + 0.1)  # acknowledged: its row is writable
-    assert stored_seqs(path) == {}
+    assert stored_seqs(path) == {"G": (0, 999)}
     assert spool.next_due_s(t0 + 0.1) <= ROWS_ALONE_S - 0.1
     assert spool.next_due_s(t0 + 0.1) > ROWS_INTERVAL_S
     spool.commit([], [], now=t0 + ROWS_INTERVAL_S)  # old enough to ride, but no commit is made anyway
-    assert stored_seqs(path) == {}
+    assert stored_seqs(path) == {"G": (0, 999)}
     t1 = t0 + ROWS_INTERVAL_S + 0.1
     spool.commit([], [], {"G": 10_001 + LEAD_MS}, now=t1)  # a ceiling commit: the row rides with it
     assert stored_seqs(path) == {"G": (1, 1_000)}
@@ -173,6 +183,27 @@ def test_seq_rows_ride_with_a_commit_made_anyway_and_go_alone_only_later(tmp_pat
     assert stored_seqs(path) == {"G": (2, 1_001)}
     assert spool.next_due_s(t1 + ROWS_ALONE_S) == float("inf")
     spool.close()
+
+
+def test_a_source_without_a_stored_seq_row_gets_one_as_soon_as_its_frame_is_safe(tmp_path):
+    """A crash in a new source's first minute must leave a row to count its possibly lost frames from: one small
+    write for each new source, then the usual interval."""
+    path = tmp_path / "s.sqlite"
+    spool = deferred(path)
+    t0 = time.monotonic()
+    spool.commit(frames(1), [], {"G": 10_000}, now=t0, seqs={"G": (1, 1_000)})  # held (and a ceiling commit)
+    assert stored_seqs(path) == {}  # not safe yet
+    [held] = spool.take(0, 10)
+    assert spool.next_due_s(t0) > 0
+    spool.commit([], [(held.id, held.id)], now=t0 + 0.1)  # acknowledged: written at once, a commit of its own
+    assert stored_seqs(path) == {"G": (1, 1_000)}
+    spool.commit(frames(1, 1), [], now=t0 + 0.2, seqs={"G": (2, 1_001)})
+    [held] = spool.take(held.id, 10)
+    spool.commit([], [(held.id, held.id)], now=t0 + 0.3)
+    assert stored_seqs(path) == {"G": (1, 1_000)}  # G has its row now: the next waits for the interval
+    assert spool.next_due_s(t0 + 0.3) == pytest.approx(ROWS_ALONE_S - 0.2)
+    spool.close()
+
 
 
 def test_an_unclean_stop_is_noticed_at_the_next_open(tmp_path):
@@ -276,16 +307,67 @@ def test_held_frames_take_walks_back_only_over_new_frames():
 
 
 def test_ceilings_are_written_ahead_and_refreshed_together():
+    """Stamps on time (each stamp is the clock when it was given)."""
     ceilings = ReceiptCeilings({"G": 9_000}, max_sources=10)
-    assert ceilings.rows_for({"G": 8_000}) == {}  # below the stored stamp
+    assert ceilings.rows_for({"G": 8_000}, now_ms=8_000) == {}  # below the stored stamp
     ceilings.stored({"G": 8_000}, {})
-    assert ceilings.rows_for({"G": 9_500}) == {"G": 9_500 + LEAD_MS}
+    assert ceilings.rows_for({"G": 9_500}, now_ms=9_500) == {"G": 9_500 + LEAD_MS}
     ceilings.stored({"G": 9_500}, {"G": 9_500 + LEAD_MS})
-    ceilings.stored({"H": 1_000}, ceilings.rows_for({"H": 1_000}))
-    h = 1_001 + LEAD_MS  # past H's ceiling
-    assert ceilings.rows_for({"H": h}) == {"H": h + LEAD_MS}  # G is not near its ceiling: left alone
-    g = 9_600 + LEAD_MS - REFRESH_MS  # G's ceiling within REFRESH_MS of this stamp: raised with H's
-    assert ceilings.rows_for({"H": h, "G": g}) == {"H": h + LEAD_MS, "G": g + LEAD_MS}
-    assert ceilings.rows_for({"G": g}) == {}  # below its ceiling: no commit for it
-    assert ceilings.rows_for({"G": g}, along=True) == {"G": g + LEAD_MS}  # a commit made anyway takes it along
-    assert ceilings.final_rows({"H": 6_002}) == {"G": 9_500, "H": 6_002}
+    ceilings.stored({"H": 9_600}, ceilings.rows_for({"H": 9_600}, now_ms=9_600))  # a new source: its ceiling alone
+    assert ceilings.rows_for({"G": 40_000}, now_ms=40_000) == {}  # below its ceiling: no commit for it
+    # A commit made anyway takes G along (within REFRESH_MS of its stamp), not H (its last stamp is older).
+    assert ceilings.rows_for({"G": 40_000}, now_ms=40_000, along=True) == {"G": 40_000 + LEAD_MS}
+    ceilings.stored({"G": 40_000}, {})
+    h = 9_601 + LEAD_MS  # past H's ceiling: G's is near, raised with it
+    assert ceilings.rows_for({"H": h}, now_ms=h) == {"H": h + LEAD_MS, "G": h + LEAD_MS}
+    assert ceilings.final_rows({"H": h + 1}) == {"G": 40_000, "H": h + 1}
+
+
+def run_late(ceilings, source, first_ts, start_ms, frames, step_ms, along_every=0):
+    """Stamps on receipt for frames frames step_ms apart from the wall clock start_ms, the stamper continuing above
+    first_ts (timestamps.Stamper: max(received, last + 1)), every commit done; along_every: every so many frames a
+    commit is made anyway. Returns (the commits made for the stamps, the last stamp, the highest row written)."""
+    commits, ts, highest = 0, first_ts, 0
+    for n in range(frames):
+        now_ms = start_ms + n * step_ms
+        ts = max(now_ms, ts + 1)
+        assert ts - now_ms <= LEAD_MS  # a stamp is never more than the lead late
+        rows = ceilings.rows_for({source: ts}, now_ms, along=bool(along_every) and n % along_every == 0)
+        assert all(row <= now_ms + LEAD_MS for row in rows.values())  # never ahead of the clock by more
+        assert all(row > ts for row in rows.values())
+        commits += bool(rows) and not (along_every and n % along_every == 0)
+        highest = max([highest, *rows.values()])
+        ceilings.stored({source: ts}, rows)
+    return commits, ts, highest
+
+
+def test_after_a_crash_ceilings_follow_the_clock_so_late_stamps_never_add_up():
+    """A restart finds a ceiling almost a minute ahead of the clock: the stamps continue above it, late, but the
+    rows written are never more than the lead ahead of the clock, so the next crash finds no more; about one commit
+    a minute while they are late."""
+    now = 1_000_000
+    stored = now + LEAD_MS - 2_000  # written 2 s before the crash, the restart now
+    commits, _, highest = run_late(ReceiptCeilings({"G": stored}, 10), "G", stored, now, frames=12_000, step_ms=10)
+    assert commits <= 3  # 120 s at 100 frames/s: at 0 s, 20 s (the late stamps reach the ceiling), 80 s
+    assert highest <= now + 120_000 + LEAD_MS
+    # Crashes in a row (systemd restarting it 2 s later), each run 3-50 s long: the lateness stays within the lead.
+    for run_s in [3, 5, 10, 20, 30, 45, 50, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]:
+        start = now + 2_000
+        ceilings = ReceiptCeilings({"G": stored}, 10)
+        _, _, highest = run_late(ceilings, "G", stored, start, frames=run_s * 100, step_ms=10, along_every=700)
+        now, stored = start + run_s * 1000, max(stored, highest)
+        assert stored - now <= LEAD_MS
+
+
+def test_a_clock_that_went_back_gets_ceilings_just_above_the_stamps():
+    """Stamps far ahead of the clock (a Pi without a real-time clock restarted): each ceiling is MARGIN_MS above
+    the stamp, never below it; a commit every MARGIN_MS frames, not one per frame."""
+    ceilings = ReceiptCeilings({"G": 10_000_000}, 10)
+    ts, commits = 10_000_000, 0
+    for n in range(5_000):
+        ts += 1
+        rows = ceilings.rows_for({"G": ts}, now_ms=1_000 + n * 100)
+        assert all(row == ts + MARGIN_MS for row in rows.values())
+        commits += bool(rows)
+        ceilings.stored({"G": ts}, rows)
+    assert commits == 5_000 // MARGIN_MS

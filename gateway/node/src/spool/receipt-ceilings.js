@@ -3,14 +3,28 @@
 // A source's receipt_stamps row must never be below a stamp given to one of its frames, or a restart on a clock
 // that went back (a Pi has no real-time clock) could stamp a new frame on the key of an old one and overwrite it.
 // With every frame committed the row is simply written with the frames; with frames that are never written it is
-// written ahead, as a ceiling (stamp + LEAD_MS), and again only when a stamp passes it: one small commit a minute
-// instead of one per frame (a commit's fsynced WAL page is the SD card's main wear on a healthy link, so the
-// lead sets it). Pure bookkeeping: the spool commits the rows, then calls committed().
+// written ahead, as a ceiling: the later of the wall clock + LEAD_MS and the stamp + MARGIN_MS, and again only when
+// a stamp passes it: one small commit a minute instead of one per frame (a commit's fsynced WAL page is the SD
+// card's main wear on a healthy link, so the lead sets it). Pure bookkeeping: the caller reads the clock, the spool
+// commits the rows, then calls committed().
+//
+// Why the wall clock and not the stamp: after a crash a source's stamps continue right above its ceiling, late by up
+// to LEAD_MS, 1 ms apart until the clock passes it. A ceiling set above such a late stamp (+ LEAD_MS) would carry
+// the lateness into the next run, a minute more per crash. Set above the clock, a row is at most LEAD_MS ahead of
+// the clock that wrote it (or MARGIN_MS above a stamp already late by more than LEAD_MS - MARGIN_MS, which a later
+// run starting at least MARGIN_MS after that write gives back), so after any crash a stamp is at most LEAD_MS late.
+// Commits stay about one a minute while stamps are late: a stamp given at wall time t is at most max(t, the last
+// stamp + the frames since), so it passes a ceiling C >= now + LEAD_MS only a minute after C was written, or after
+// more than LEAD_MS - (the lateness) >= MARGIN_MS frames of that source; and a row is only raised on its own when a
+// stamp passes it (near rows ride with commits made anyway).
 
-// How far a ceiling is set above the stamp that needed it: after a crash, the most a stamp is late.
+// How far a ceiling is set above the wall clock: after a crash, the most a stamp is late.
 export const LEAD_MS = 60_000;
-// A ceiling this close to its source's last stamp is raised with the next one written.
+// A ceiling this close to its source's last stamp (or the clock, while that stamp is late) is raised with the next
+// one written.
 export const REFRESH_MS = LEAD_MS / 2;
+// The least a ceiling is above the stamp that needed it (late stamps, a clock that went back).
+export const MARGIN_MS = 1_000;
 
 export class ReceiptCeilings {
   /** stored: the receipt_stamps rows, [source, ms] pairs or a Map; maxSources: [decode] max_sources. */
@@ -22,13 +36,17 @@ export class ReceiptCeilings {
 
   /** The receipt_stamps rows ([source, ms] pairs) to commit before these newly given stamps count: none while
    * every stamp is at or below its source's ceiling, else a new ceiling for each source stamped in this run whose
-   * ceiling is near. along: a commit is made anyway, so the near ceilings go with it even if no stamp passed its
-   * own. */
-  rowsFor(stamps, along = false) {
+   * stamp passed it or whose ceiling is near (within REFRESH_MS of its last stamp, or of the clock while that stamp
+   * is late). nowMs: the wall clock. along: a commit is made anyway, so the near ceilings go with it even if no
+   * stamp passed its own. */
+  rowsFor(stamps, nowMs, along = false) {
     if (!along && !stamps.some(([source, ts]) => ts > (this.stored.get(source) ?? -Infinity))) return [];
     const rows = [];
     for (const [source, ts] of new Map([...this.given, ...stamps])) {
-      if ((this.stored.get(source) ?? -Infinity) < ts + REFRESH_MS) rows.push([source, ts + LEAD_MS]);
+      const stored = this.stored.get(source) ?? -Infinity;
+      if (stored < ts || stored < Math.min(ts, nowMs) + REFRESH_MS) {
+        rows.push([source, Math.max(nowMs + LEAD_MS, ts + MARGIN_MS)]);
+      }
     }
     return rows;
   }
