@@ -63,8 +63,17 @@ describe('source_seqs with batch and interval', () => {
 });
 
 describe('source_seqs with deferred', () => {
-  function openDeferred(clock) {
-    const spool = new Spool(tmpPath(), { fsync: 'deferred', holdMs: 200, clock: () => clock.now });
+  // Rows stored before the run: a source without one has its row written as soon as it is safe (the last test).
+  const BEFORE = { G: [0, 1], H: [0, 1] };
+
+  /** A deferred spool on clock.now, its wall clock at 0; known: the sources with a stored row (BEFORE). */
+  function openDeferred(clock, known = ['G', 'H']) {
+    const path = tmpPath();
+    const first = new Spool(path);
+    const insert = first._store.db.prepare('INSERT INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?)');
+    for (const source of known) insert.run(source, ...BEFORE[source]);
+    first.close();
+    const spool = new Spool(path, { fsync: 'deferred', holdMs: 200, clock: () => clock.now, wallClock: () => 0 });
     spool.setLink(true, true);
     return spool;
   }
@@ -78,18 +87,18 @@ describe('source_seqs with deferred', () => {
     spool.commit([seqFrame('G', 3, 13)], []); // id 4, held
     clock.now = 150;
     spool.commit([], [[1, 3]]); // 1-3 acknowledged: their rows may be written, with no commit of their own yet
-    assert.deepEqual(stored(spool), {});
+    assert.deepEqual(stored(spool), BEFORE);
     assert.equal(spool.flushDelayMs(), 150); // frame 4 is due first
     clock.now = 160;
     spool.commit([], [], { G: 10_000 }); // a receipt-stamp ceiling: a commit made anyway, before the interval
-    assert.deepEqual(stored(spool), {});
+    assert.deepEqual(stored(spool), BEFORE);
     clock.now = 200;
     spool.commit([], [[4, 4]]); // nothing to commit: the rows wait
-    assert.deepEqual(stored(spool), {});
+    assert.deepEqual(stored(spool), BEFORE);
     assert.equal(spool.flushDelayMs(), ROWS_ALONE_MS - 200);
     clock.now = ROWS_INTERVAL_MS; // old enough to ride, but no commit is made anyway: still waiting
     spool.commit([], []);
-    assert.deepEqual(stored(spool), {});
+    assert.deepEqual(stored(spool), BEFORE);
     clock.now = ROWS_ALONE_MS; // a commit of their own
     assert.equal(spool.flushDelayMs(), 0);
     spool.commit([], []);
@@ -113,16 +122,32 @@ describe('source_seqs with deferred', () => {
     spool.commit([seqFrame('G', 1, 10)], []); // id 1, held
     clock.now = 200;
     spool.commit([seqFrame('G', 2, 11)], []); // 1 is due: committed, its row waits for the interval; 2 held
-    assert.deepEqual(stored(spool), {});
+    assert.deepEqual(stored(spool), BEFORE);
     assert.equal(spool.heldFrames, 1);
     spool.commit([seqFrame('G', 3, 12)], []); // the file holds a frame: 2 is due at once, 3 committed with it
-    assert.deepEqual(stored(spool), {});
+    assert.deepEqual(stored(spool), BEFORE);
     assert.equal(spool.heldFrames, 0);
     spool.commit([], [[1, 3]]);
     spool.commit([seqFrame('H', 9, 20), seqFrame('H', null, 21)], []); // held again
     assert.equal(spool.heldFrames, 2);
     spool.commitHeld(); // the stop
     assert.deepEqual(stored(spool), { G: [3, 12], H: [9, 20] });
+    spool.close();
+  });
+
+  it('writes the row of a source without a stored one as soon as its frame is safe, then waits the interval', () => {
+    const clock = { now: 0 };
+    const spool = openDeferred(clock, ['H']);
+    spool.commit([seqFrame('G', 1, 10)], [], { G: 10_000 }); // id 1, held (and a ceiling commit)
+    assert.deepEqual(stored(spool), { H: BEFORE.H }); // not safe yet
+    clock.now = 50;
+    spool.commit([], [[1, 1]]); // acknowledged: written at once, a commit of its own
+    assert.deepEqual(stored(spool), { G: [1, 10], H: BEFORE.H });
+    spool.commit([seqFrame('G', 2, 11)], []); // id 2, held
+    clock.now = 100;
+    spool.commit([], [[2, 2]]);
+    assert.deepEqual(stored(spool), { G: [1, 10], H: BEFORE.H }); // G has its row now: the interval again
+    assert.equal(spool.flushDelayMs(), ROWS_ALONE_MS - 50);
     spool.close();
   });
 });

@@ -160,14 +160,16 @@ function heldFrame(id, frame) {
 export class Deferred {
   static synchronous = 'FULL';
 
-  /** holdMs: how long a frame waits in memory for its acknowledgement; maxHeld: see MAX_HELD; clock: monotonic ms. */
-  constructor(store, { holdMs = 1000, maxHeld = MAX_HELD, clock } = {}) {
+  /** holdMs: how long a frame waits in memory for its acknowledgement; maxHeld: see MAX_HELD; clock: monotonic ms;
+   * wallClock: the wall clock in ms, which receipt stamps come from (tests give their own). */
+  constructor(store, { holdMs = 1000, maxHeld = MAX_HELD, clock, wallClock = Date.now } = {}) {
     this._clock = clock;
+    this._wallClock = wallClock;
     this._held = new HeldFrames(holdMs, maxHeld);
     // The sender's link: not connected at open, so the first frames are committed (setLink()).
     this._connected = false;
     this._writeOk = true;
-    this._safeSeqs = new SafeSeqs();
+    this._safeSeqs = new SafeSeqs(store.db.prepare('SELECT source FROM source_seqs').pluck().all());
     this._seqsWrittenAt = clock(); // when source_seqs rows were last written
     this._committedMaxId = store.maxId;
     this._nextId = store.nextId; // held frames take ids above every id the file has given, as AUTOINCREMENT would
@@ -209,12 +211,13 @@ export class Deferred {
     // The lowest id still held once this commit is done: the due frames are the oldest held.
     const lowestHeld = this._held.lowestId(due.length) ?? (holding && fresh.length ? fresh[0].id : null);
     const seqs = this._safeSeqs.rowsIf(lowestHeld, group);
-    const seqsAge = now - this._seqsWrittenAt;
+    // A source without a stored row has its row written at once (safe-seqs.js): as if the interval were up.
+    const seqsAge = this._safeSeqs.anyNew(seqs) ? Infinity : now - this._seqsWrittenAt;
     // The periodic rows (stamp ceilings, seqs) go together: a commit made for one takes the other along when it is
     // near its time, so a healthy link makes one small commit a minute, not one for each.
     const along = committing.length > 0 || deletes.length > 0 || store.countersPending.size > 0
       || (seqs.length > 0 && seqsAge >= ROWS_ALONE_MS);
-    const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps, along);
+    const rows = final ? this._ceilings.finalRows() : this._ceilings.rowsFor(stamps, this._wallClock(), along);
     const anyway = along || rows.length > 0;
     const seqsDue = seqs.length > 0 && (final || seqsAge >= (anyway ? ROWS_INTERVAL_MS : ROWS_ALONE_MS));
     if (anyway || seqsDue) {

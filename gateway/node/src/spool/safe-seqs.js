@@ -12,6 +12,10 @@
 // a table of its own to the WAL; a commit of its own would also write the WAL index and fsync: the SD card's wear.
 export const ROWS_INTERVAL_MS = 30_000;
 export const ROWS_ALONE_MS = 60_000;
+// A source with no stored row (new, or never stored) has its row written as soon as it is writable, with the next
+// commit or one of its own: otherwise the frames it loses in a crash in its first minute would count nowhere. One
+// small write per new source; forgetting a source past this many costs it one more.
+export const MAX_KNOWN = 4096;
 
 /** The newest (by arrival) seq and ts_ms per source among frames (rows with a `seq`; null or absent: no seq, e.g.
  * legacy JSON or the room board's CSV, which changes nothing): a Map source → [seq, ts_ms]. */
@@ -24,7 +28,9 @@ export function newestSeqs(frames) {
 }
 
 export class SafeSeqs {
-  constructor() {
+  /** stored: the sources with a row in source_seqs. */
+  constructor(stored = []) {
+    this.known = new Set(stored);
     this.groups = []; // [highest id, Map source → [seq, ts_ms]], in id order, from index head on
     this.head = 0;
     this.writable = new Map();
@@ -72,11 +78,23 @@ export class SafeSeqs {
   /** Milliseconds until writable rows are to be written (0 or less: now), given when rows were last written,
    * riding with a commit made anyway or (riding false) by one of their own; null while none wait. */
   dueInMs(lastWrittenAt, now, riding = false) {
-    return this.writable.size ? lastWrittenAt + (riding ? ROWS_INTERVAL_MS : ROWS_ALONE_MS) - now : null;
+    if (!this.writable.size) return null;
+    if (this.anyNew(this.writable.keys())) return 0;
+    return lastWrittenAt + (riding ? ROWS_INTERVAL_MS : ROWS_ALONE_MS) - now;
+  }
+
+  /** Whether any of these rows' ([source, row] pairs or sources) has no stored row: then it is due at once. */
+  anyNew(rows) {
+    for (const row of rows) {
+      if (!this.known.has(Array.isArray(row) ? row[0] : row)) return true;
+    }
+    return false;
   }
 
   /** The commit holding rows() is done. */
   written() {
+    if (this.known.size > MAX_KNOWN) this.known.clear();
+    for (const source of this.writable.keys()) this.known.add(source);
     this.writable = new Map();
   }
 }

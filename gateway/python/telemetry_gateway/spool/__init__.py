@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
+from typing import Callable
 
 from . import clean_stop
 from .policies import POLICIES
@@ -31,7 +32,7 @@ __all__ = ["DRAIN_RESERVE_BYTES", "FORMAT_VERSION", "RESERVE_BYTES", "NewFrame",
 
 class Spool:
     def __init__(self, path: str | Path, fsync: str = "batch", max_bytes: int = 1 << 30,
-                 hold_ms: int = 200) -> None:
+                 hold_ms: int = 200, wall_ms: Callable[[], int] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.reserve_path = self.path.with_name(self.path.name + ".reserve")
@@ -53,7 +54,7 @@ class Spool:
                 raise
             self._store = Store(self.path, policy.synchronous)  # opening (the WAL index, a first write) needed room
         self._room = Room(self._store, reserve, max_bytes)
-        self._policy = policy(self._store, hold_ms / 1000)
+        self._policy = policy(self._store, hold_ms / 1000, wall_ms)  # wall_ms: the wall clock (tests give theirs)
 
     @property
     def depth(self) -> int:

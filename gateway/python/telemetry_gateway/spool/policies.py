@@ -55,7 +55,7 @@ class Batch:
     synchronous = "FULL"
     held = 0
 
-    def __init__(self, store: Store, hold_s: float) -> None:
+    def __init__(self, store: Store, hold_s: float, wall_ms: Callable[[], int] | None = None) -> None:
         pass
 
     def holding(self, store: Store) -> bool:
@@ -95,13 +95,14 @@ class Interval(Batch):
 class Deferred:
     synchronous = "FULL"
 
-    def __init__(self, store: Store, hold_s: float) -> None:
+    def __init__(self, store: Store, hold_s: float, wall_ms: Callable[[], int] | None = None) -> None:
+        self._wall_ms = wall_ms or (lambda: time.time_ns() // 1_000_000)  # the clock receipt stamps come from
         self._held = HeldFrames(hold_s)
         self._link_ok = False  # connected to Cassandra, and its last write succeeded (set_link)
         self._next_id = store.next_id  # held frames take ids above every id the file has given
         self._committed_max_id = store.max_id
         self._taken_max_id = 0  # the highest id take() returned: the sender has every frame up to it
-        self._safe_seqs = SafeSeqs()
+        self._safe_seqs = SafeSeqs(source for (source,) in store.db.execute("SELECT source FROM source_seqs"))
         self._seqs_written_at = time.monotonic()  # when source_seqs rows were last written
         self._ceilings = ReceiptCeilings(dict(store.db.execute("SELECT source, last_ts_ms FROM receipt_stamps")),
                                          max_sources=1000)
@@ -143,7 +144,7 @@ class Deferred:
         # is near its time, so a healthy link makes one small commit a minute, not one for each.
         seqs_wait = self._safe_seqs.due_s(self._seqs_written_at, now)
         along = bool(due or delete or store.counters_pending or seqs_wait <= 0)
-        rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps, along)
+        rows = self._ceilings.final_rows(stamps) if final else self._ceilings.rows_for(stamps, self._wall_ms(), along)
         anyway = along or bool(rows)
         seqs_due = bool(self._safe_seqs.rows()) and (
             final or self._safe_seqs.due_s(self._seqs_written_at, now, riding=anyway) <= 0)

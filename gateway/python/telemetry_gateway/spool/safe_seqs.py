@@ -9,6 +9,7 @@ spool tells which ids are still held and writes the rows this returns.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 Seqs = dict[str, tuple[int, int]]  # source -> (seq, ts_ms) of its newest frame
 
@@ -17,12 +18,17 @@ Seqs = dict[str, tuple[int, int]]  # source -> (seq, ts_ms) of its newest frame
 # table of its own to the WAL; a commit of its own would also write the WAL index and fsync: the SD card's wear.
 ROWS_INTERVAL_S = 30.0
 ROWS_ALONE_S = 60.0
+# A source with no stored row (new, or never stored) has its row written as soon as it is writable, with the next
+# commit or one of its own: otherwise the frames it loses in a crash in its first minute would count nowhere. One small
+# write per new source; forgetting a source past this many costs it one more.
+MAX_KNOWN = 4096
 
 
 class SafeSeqs:
-    def __init__(self) -> None:
+    def __init__(self, stored: Iterable[str] = ()) -> None:
         self._groups: deque[tuple[int, Seqs]] = deque()  # (the group's highest id, its newest seqs), by id
         self._writable: Seqs = {}
+        self._known = set(stored)  # sources with a row in source_seqs
 
     def accepted(self, highest_id: int, seqs: Seqs) -> None:
         """A group of frames with ids up to highest_id was handed to the spool; seqs: its newest per source."""
@@ -43,7 +49,12 @@ class SafeSeqs:
         one of their own; inf when none wait."""
         if not self._writable:
             return float("inf")
+        if not self._known.issuperset(self._writable):
+            return 0.0  # a source without a stored row
         return last_written_at + (ROWS_INTERVAL_S if riding else ROWS_ALONE_S) - now
 
     def written(self) -> None:
+        if len(self._known) > MAX_KNOWN:
+            self._known.clear()
+        self._known.update(self._writable)
         self._writable = {}
