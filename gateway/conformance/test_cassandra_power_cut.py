@@ -113,7 +113,7 @@ def test_cassandra_power_cut_loses_no_acknowledged_frame(power_cut_node, tmp_pat
     # acknowledged and then lost.
     for name, gateway in running.items():
         wait_for(lambda: total(gateway, "telemetry_gateway_frames_accepted_total") == len(sent[name])
-                 and gateway.metric("telemetry_gateway_spool_frames") == 0, 120,
+                 and gateway.metric("telemetry_gateway_spool_frames") == 0, 300,
                  f"every frame read and acknowledged by the {name} gateway")
     cluster = node.cluster()
     try:
