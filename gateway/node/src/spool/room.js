@@ -32,6 +32,8 @@ export const ROOM_MARGIN_BYTES = 1 << 20; // free beyond the reserve before read
 // Above the cap, for frames read before reading paused: the inputs' credits, a few 16 KiB reads each.
 export const CAP_HEADROOM = 4 << 20;
 const NO_PAGE_LIMIT = 2 ** 31 - 2; // SQLite's largest max_page_count
+// Room checks a drained spool tries to shrink before reading resumes anyway (a reader in the way).
+const GIVE_BACK_TRIES = 20;
 export const DELETE_STEP_FRAMES = 256; // acknowledged frames deleted per transaction on a full disk
 export const OPEN_STEP_BYTES = 64 << 10; // of the reserve's last part, given at a time to open the spool
 
@@ -107,6 +109,7 @@ export class Room {
     this._freelistCount = store.db.prepare('PRAGMA freelist_count').pluck();
     this._usedPagesAt = -1; // store.changes when the pages in use were counted
     this._givenBackAt = -1; // store.changes when a drained spool last gave its free pages back
+    this._giveBackTries = 0;
     this._framesKeep = DRAIN_RESERVE_BYTES; // what a commit of new frames leaves of the reserve (0 at a stop)
     // The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
     this._capPages = Math.max(16, Math.floor(maxBytes / store.pageSize));
@@ -125,7 +128,12 @@ export class Room {
         if (this._giveBackFreePages()) {
           this._store.changes += 1; // the file changed: its pages in use are counted again
           this._givenBackAt = this._store.changes;
+        } else if (++this._giveBackTries < GIVE_BACK_TRIES) {
+          return 'disk'; // a reader in the way: tried again at the next room check
+        } else {
+          this._givenBackAt = this._store.changes;
         }
+        this._giveBackTries = 0;
       } else {
         this.cutWal();
       }

@@ -38,6 +38,7 @@ ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: r
 CAP_HEADROOM = 4 << 20
 NO_PAGE_LIMIT = 2**31 - 2  # SQLite's largest max_page_count
 OPEN_STEP_BYTES = 64 << 10  # of the reserve's last part, given at a time to open the spool on a full disk
+GIVE_BACK_TRIES = 20  # room checks (5 s) a drained spool tries to shrink before reading resumes anyway
 DELETE_STEP_FRAMES = 256  # acknowledged frames deleted per transaction on a full disk: a few pages of WAL
 
 
@@ -105,6 +106,7 @@ class Room:
         self.checkpointed = (0, time.monotonic())  # rows changed and the time at the last checkpoint
         self._used_pages_at = -1  # store.changes when the pages in use were last counted
         self._given_back_at = -1  # store.changes when a drained spool last gave its free pages back
+        self._give_back_tries = 0
         self._used_pages_cached = 0
         # The cap is where reading pauses (room()); SQLite's limit, above it, refuses a write like a full disk.
         self._cap_pages = max(16, max_bytes // store.page_size)
@@ -121,7 +123,12 @@ class Room:
         if self.disk_low:
             # A drained spool shrinks before reading resumes (once per change: VACUUM writes the pages in use).
             if self._store.depth == 0 and self._given_back_at != self._store.changes:
-                self._give_back_free_pages()
+                if not self._give_back_free_pages():
+                    self._give_back_tries += 1
+                    if self._give_back_tries < GIVE_BACK_TRIES:
+                        return "disk"  # a reader in the way: tried again at the next room check
+                    self._given_back_at = self._store.changes
+                self._give_back_tries = 0
             else:
                 self.cut_wal()
             self.disk_low = not self.keep_reserve()
