@@ -281,9 +281,11 @@ def run_cuts(policy, tmp_path, disk, keyspace, cassandra_node, db, gateways, pro
                        f"{possibly_lost(rig)}; per cut (frames, ms read before it on the gateway's clock, seq "
                        f"stored): " + ", ".join(f"{state} {n} {span} {row is not None}" for state, (n, span), row
                                                 in zip(STATES, per_cut, rig.seq_rows)))
-        # Gaps are judged against the source's stored seq: a cut that left none (deferred writes the rows at most
-        # once a minute, spool.md) counts nothing (guarantees.md).
+        # Gaps are judged against the source's stored seq: a cut that left none counts nothing (guarantees.md).
+        # deferred writes a new source's row once its first frames are safe (spool.md): every cut here leaves one.
         countable = sum(n for (n, _), row in zip(per_cut, rig.seq_rows) if row is not None)
+        if policy == "deferred":
+            assert None not in rig.seq_rows, f"{rig.name}: a cut left no stored seq: {rig.seq_rows}"
         assert possibly_lost(rig) >= countable, f"{rig.name}: {countable} lost after a stored seq, fewer counted"
         wait_for(lambda: temps(db, f"node{rig.node}") == rig.signed, 30, f"{rig.name}: the signed frames, each once")
         log = rig.gateway.log()
