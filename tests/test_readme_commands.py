@@ -81,6 +81,8 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "deploy/local/cassandra stop": RunBy(f"{LAUNCHER}::test_stop_and_start_keep_the_data"),
     "deploy/local/cassandra kill": RunBy(f"{LAUNCHER}::test_kill_then_start_keeps_every_acknowledged_write"),
     "deploy/local/cassandra fetch": Run(expect="", cassandra=True),
+    "deploy/local/commitlog-power-cut --rounds 3": Manual(
+        "a benchmark: minutes of node restarts on 127.0.0.5; its runs go to deploy/local/results"),
     # deploy/cluster/README.md
     "deploy/cluster/up": RunBy(CLUSTER_GATEWAY),
     "deploy/cluster/status": RunBy(CLUSTER_GATEWAY),
