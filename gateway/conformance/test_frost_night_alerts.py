@@ -29,15 +29,15 @@ with open(os.path.join(sys.argv[1], os.environ["ALERT_SOURCE"] + ".log"), "a") a
 """
 
 
-def frost(record: list[str]) -> str:
-    """The frost rule (below 2, cleared at 3, after 30 minutes), its command the argv `record`."""
+def frost(record: list[str], for_s: float = 1800.0) -> str:
+    """The frost rule (below 2, cleared at 3, after for_s: 30 minutes), its command the argv `record`."""
     return f"""
 [[alerts]]
 name = "frost"
 metric = "temp_in"
 below = 2.0
 clear_at = 3.0
-for_s = 1800.0
+for_s = {float(for_s)!r}
 command = {toml_value(record)}
 """
 

@@ -17,22 +17,11 @@ import pytest
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, gateways_under_test, toml_value, wait_for
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
-from test_frost_night_alerts import RECORD
+from test_frost_night_alerts import RECORD, frost
 from test_signed_frames import KEY, OTHER_KEY, rejects, signed_frame, temps
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, side by side
-
-
-def frost_now(record: list[str]) -> str:
-    return f"""
-[[alerts]]
-name = "frost"
-metric = "temp_in"
-below = 2.0
-clear_at = 3.0
-command = {toml_value(record)}
-"""
 
 
 def firing(gateway) -> float:
@@ -58,7 +47,7 @@ def test_an_attacker_on_the_air_stores_nothing_and_fires_nothing(db, keyspace, c
         folder = tmp_path / name
         folder.mkdir()
         radio, wired = Board(folder / "ttyUSB0"), Board(folder / "ttyACM0")
-        extra = frost_now([sys.executable, str(script), str(out)]) + (
+        extra = frost([sys.executable, str(script), str(out)], for_s=0.0) + (
             f'\n[signing]\nkeys_file = "{keys}"\nunsigned_allowed = {toml_value(allowed)}\n')
         gateway = GatewayUnderTest.configure(folder, [radio.link, {"path": wired.link, "trusted": True}], keyspace,
                                              cassandra_node, extra=extra)
