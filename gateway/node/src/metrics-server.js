@@ -4,13 +4,16 @@
 
 import http from 'node:http';
 
+import { answered, headParsed, opened, tick } from './head-clock.js';
 import { CLOSING, decide, listener, pageCsp } from './http-rules.js';
 import { RateLimitedLog, event } from './logs.js';
 import { PAGE } from './status-page.js';
 
+const HEAD_MS = 5000; // a request's head complete within this; enforced by head-clock.js, Node's own check behind
+const TICK_MS = 250; // how often the head clocks are read: a late head is refused at most this much late
 const LIMITS = {
   maxHeaderSize: 8192, // request line and header fields
-  headersTimeout: 5000, // from the connection opening or the previous answer
+  headersTimeout: HEAD_MS, // Node's own head check, a second line behind the head clocks
   requestTimeout: 10000, // must not be below headersTimeout; no body is read anyway
   keepAliveTimeout: 5000,
   connectionsCheckingInterval: 500, // how often the head timeout is checked (default 30 s)
@@ -22,6 +25,7 @@ const MAX_WAITING = 8; // requests on one connection whose answers are not yet w
 const MAX_UNREAD = 1 << 20; // bytes of answers written but not yet taken by the client
 const STALLED_MS = 5000; // a connection whose answers the client does not take for this long
 const WAITING = Symbol('answers waiting');
+const REFUSED = Symbol('refused'); // a refusal was written: nothing more is answered or counted on the socket
 const PAGE_CSP = pageCsp(PAGE);
 const LOG = new RateLimitedLog({ intervalS: 60 });
 const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json or /metrics', 405: 'only GET and HEAD',
@@ -107,6 +111,7 @@ function closeFlooded(socket) {
 
 /** A refusal written straight to a socket whose bytes the parser refused (or that timed out). */
 function refuseRaw(socket, status) {
+  socket[REFUSED] = true;
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -118,13 +123,59 @@ function refuseRaw(socket, status) {
 
 /** The parser's verdicts (status.md, rule 1 and the limits): the head too long, too slow, or not HTTP/1.x. */
 function clientError(error, socket, count) {
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || socket[REFUSED]) {
     socket.destroy();
   } else {
     const status = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }[error.code] ?? 400;
     count(status);
     refuseRaw(socket, status);
   }
+}
+
+/** A head that came too late on socket (head-clock.js): 408 and closed, as Node's own check would. */
+function headLate(socket, count) {
+  if (socket[REFUSED] || socket.destroyed) return;
+  count(408);
+  refuseRaw(socket, 408);
+  const gone = setTimeout(() => socket.destroy(), 1000); // the 408 had its second to leave; the client's bytes don't
+  gone.unref();
+  socket.once('finish', () => socket.destroy());
+  socket.once('close', () => clearTimeout(gone));
+}
+
+/**
+ * The listener's own head timeout beside Node's: one clock a connection (head-clock.js), all read every TICK_MS.
+ * Returns the hooks for a parsed request and a done answer, and stop().
+ */
+function watchHeads(server, count) {
+  const clocks = new Map();
+  server.on('connection', (socket) => {
+    clocks.set(socket, opened(performance.now(), socket.bytesRead));
+    socket.once('close', () => clocks.delete(socket));
+  });
+  const update = (socket, change) => {
+    const clock = clocks.get(socket);
+    if (clock !== undefined) clocks.set(socket, change(clock));
+  };
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    for (const [socket, clock] of clocks) {
+      const [next, action] = tick(clock, now, socket.bytesRead, HEAD_MS);
+      if (action === null) {
+        clocks.set(socket, next);
+        continue;
+      }
+      clocks.delete(socket);
+      if (action === 'refuse') headLate(socket, count);
+      else socket.destroy(); // idle after its answers: closed without one
+    }
+  }, TICK_MS);
+  ticker.unref();
+  return {
+    parsed: (socket) => update(socket, headParsed),
+    done: (socket) => update(socket, (clock) => answered(clock, performance.now(), socket.bytesRead)),
+    stop: () => clearInterval(ticker),
+  };
 }
 
 /**
@@ -143,11 +194,16 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   const refused = registry.getSingleMetric('telemetry_gateway_http_refused_total'); // absent from a bare registry
   const count = (status) => refused?.inc({ status: String(status) });
   const parts = { where: listener(listen, hostNames), registry, statusPage, count };
+  let heads = null;
   const handle = (request, response) => {
     const { socket } = request;
-    if (socket.destroyed) return; // the rest of a flood already read: its connection is gone
+    if (socket.destroyed || socket[REFUSED]) return; // the rest of a flood already read, or after a refusal
+    heads.parsed(socket);
     socket[WAITING] = (socket[WAITING] ?? 0) + 1;
-    response.once('close', () => { socket[WAITING] -= 1; });
+    response.once('close', () => {
+      socket[WAITING] -= 1;
+      heads.done(socket);
+    });
     if (socket[WAITING] > MAX_WAITING || socket.writableLength > MAX_UNREAD) {
       count('unread');
       closeFlooded(socket);
@@ -162,6 +218,7 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   };
   const server = http.createServer(LIMITS, handle);
   server.maxConnections = MAX_CONNECTIONS;
+  heads = watchHeads(server, count);
   server.timeout = STALLED_MS; // no byte read or written for this long: the socket is destroyed
   server.on('drop', () => count('dropped')); // a connection over the bound, closed unanswered
   server.on('clientError', (error, socket) => clientError(error, socket, count));
@@ -183,6 +240,7 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
   server.on('upgrade', detached);
   return new Promise((resolve, reject) => {
     const failed = (error) => {
+      heads.stop();
       reject(Object.assign(new Error(`cannot serve metrics on ${listen}: ${error.message}`),
         { cause: error, code: error.code }));
     };
@@ -190,7 +248,7 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
     server.listen(port, host, () => {
       server.off('error', failed);
       server.on('error', (error) => event('warning', 'metrics_server_error', { error: error.message }));
-      resolve({ port: server.address().port, close: () => close(server) });
+      resolve({ port: server.address().port, close: () => { heads.stop(); return close(server); } });
     });
   });
 }
