@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from dataclasses import dataclass
 
 import pytest
 
@@ -23,17 +24,33 @@ RESERVE_BYTES = 1 << 20  # spool.md, Full disk: the reserve file beside the spoo
 HOUR_MS = 3_600_000
 
 
-def lost_on_gateway_clock(stored, writer: PacedWriter, kills: list[tuple[int, float]], window_ms: int) -> set[int]:
-    """The frames a gateway SIGKILLed at kills (wall-clock ms, monotonic s) may have lost. A frame may be missing
-    only if the dead process read it within window_ms before the kill, judged on the gateway's own clock: after
-    the last frame it stamped on receipt (odd frames) at or before kill - window_ms; and only if it had reached the
-    pty before the kill (frames are read in order). Receipt stamps after a crash can run late (spool.md, ceilings),
-    never early, so the bound is never stricter than the truth."""
+@dataclass(frozen=True)
+class Kill:
+    """A SIGKILL as the test saw it: wall-clock ms and monotonic s just before the signal, and monotonic s once the
+    process was reaped. The process died somewhere between: it may have read frames written up to dead_at (the
+    test's own threads run on between the clock reading and the signal)."""
+    ms: int
+    at: float
+    dead_at: float
+
+
+def sigkill(gateway) -> Kill:
+    ms, at = int(time.time() * 1000), time.monotonic()
+    gateway.kill()
+    return Kill(ms, at, time.monotonic())
+
+
+def lost_on_gateway_clock(stored, writer: PacedWriter, kills: list[Kill], window_ms: int) -> set[int]:
+    """The frames a gateway SIGKILLed at kills may have lost. A frame may be missing only if the dead process read
+    it within window_ms before the kill, judged on the gateway's own clock: after the last frame it stamped on
+    receipt (odd frames) at or before kill - window_ms; and only if it had reached the pty before the process was
+    dead (frames are read in order). Receipt stamps after a crash can run late (spool.md, ceilings), never early,
+    so the bound is never stricter than the truth."""
     stamped = sorted((n, entries[0][0]) for n, entries in stored.items() if n % 2 == 1)
     allowed: set[int] = set()
-    for kill_ms, kill_at in kills:
-        low = max((n for n, ts in stamped if ts <= kill_ms - window_ms), default=0)
-        high = min((n for n, at in writer.started.items() if at > kill_at), default=max(writer.started) + 1)
+    for kill in kills:
+        low = max((n for n, ts in stamped if ts <= kill.ms - window_ms), default=0)
+        high = min((n for n, at in writer.started.items() if at > kill.dead_at), default=max(writer.started) + 1)
         allowed |= set(range(low + 1, high))
     return allowed
 

@@ -13,7 +13,7 @@ import pytest
 from telemetry_conformance import PacedWriter, Stream
 from telemetry_conformance.metrics import scrape_metrics
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace, side_by_side  # noqa: F401 (fixtures)
-from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
+from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock, sigkill
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test through the same kills, not one run per gateway
@@ -75,8 +75,7 @@ def test_sigkill_at_random_moments_loses_at_most_one_fsync_interval(db, side_by_
     for _ in range(5):
         time.sleep(rng.uniform(*spacing))
         for name, (gateway, _, _, kills) in rigs.items():
-            kills.append((int(time.time() * 1000), time.monotonic()))  # each gateway's own moment, just before
-            gateway.kill()
+            kills.append(sigkill(gateway))  # each gateway's own moment
             counts.restarted(name)
         for _, start, _, _ in rigs.values():
             start()
@@ -89,17 +88,20 @@ def test_sigkill_at_random_moments_loses_at_most_one_fsync_interval(db, side_by_
         def may_be_missing(frames, writer=writer, kills=kills, runs=counts.runs[name]):
             stamped = [(n, entries[0][0]) for n, entries in frames.items() if n % 2 == 1]
             allowed, first = set(), min(writer.started)  # first: at most the run's first frame
-            for (kill_ms, kill_at), run in zip(kills, runs):
-                by_stamp = max((n for n, ts in stamped if ts <= kill_ms - window_ms), default=0)
-                read = max(by_stamp, first + read_before(run, kill_at - window_ms / 1000) - 1)  # read before it
-                allowed |= {n for n in lost_on_gateway_clock(frames, writer, [(kill_ms, kill_at)], window_ms)
-                            if n > read}
-                first = max(first + read_before(run, kill_at), read + 1)  # the next run reads on from there
+            for kill, run in zip(kills, runs):
+                by_stamp = max((n for n, ts in stamped if ts <= kill.ms - window_ms), default=0)
+                read = max(by_stamp, first + read_before(run, kill.at - window_ms / 1000) - 1)  # read before it
+                allowed |= {n for n in lost_on_gateway_clock(frames, writer, [kill], window_ms) if n > read}
+                first = max(first + read_before(run, kill.at), read + 1)  # the next run reads on from there
             return allowed
         # Frames may wait in the pty through a restart before they are read; deferred stamps may then be up to
         # the lead late, however many kills came before (spool.md, ceilings).
         late_ms = 60_000 + (LEAD_MS if fsync is None else 0)
-        stored = check_rows(db, writer, sent[name], may_be_missing, who=name, late_ms=late_ms)
+        try:
+            stored = check_rows(db, writer, sent[name], may_be_missing, who=name, late_ms=late_ms)
+        except AssertionError as error:
+            moments = [(round(kill.at, 3), round(kill.dead_at, 3)) for kill in kills]
+            raise AssertionError(f"{error}; kills (monotonic: signalled, reaped): {moments}") from None
         print(f"{name}: sent {len(sent[name])}, stored {len(stored)}, lost {len(sent[name]) - len(stored)} "
               f"(allowed: {len(may_be_missing(stored))} read within {window_ms} ms before the 5 kills, "
               f"fsync {fsync or 'default'})")

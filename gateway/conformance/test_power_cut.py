@@ -33,7 +33,7 @@ from telemetry_conformance.cassandra_proxy import CutProxy
 from telemetry_conformance.local_node import migrate
 from telemetry_conformance.power_cut import PowerCutMount
 from telemetry_conformance.scenario_fixtures import db, gateways  # noqa: F401 (fixtures)
-from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
+from test_faults import HOUR_MS, Kill, check_rows, lost_on_gateway_clock, sigkill
 from test_signed_frames import KEY, rejects, signed_frame, temps
 from test_stop_and_crash_loss import LOSS_WINDOW_MS
 
@@ -69,7 +69,7 @@ class Rig:
     writer: PacedWriter
     signer: Board
     node: int
-    kills: list[tuple[int, float, int]] = field(default_factory=list)  # (wall ms, monotonic s, window ms)
+    kills: list[tuple[Kill, int]] = field(default_factory=list)  # (the kill, its window ms)
     signed: list[float] = field(default_factory=list)  # temp_in of each signed frame that landed
     seq_rows: list[int | None] = field(default_factory=list)  # the stream's stored seq after each cut, if any
 
@@ -79,7 +79,8 @@ class Rig:
         before them that was kept; 0 when none was lost)."""
         stamped = sorted((n, entries[0][0]) for n, entries in stored.items() if n % 2 == 1)
         result, previous_at = [], 0.0
-        for ms, at, _ in self.kills:
+        for kill, _ in self.kills:
+            ms, at = kill.ms, kill.dead_at
             taken = {n for n in lost if previous_at < self.writer.started.get(n, 0) <= at}
             before = [ts for n, ts in stamped if taken and n < min(taken)]
             result.append((len(taken), ms - before[-1] if taken and before else 0))
@@ -87,8 +88,8 @@ class Rig:
         return result
 
     def may_be_missing(self, frames) -> set[int]:
-        return set().union(*(lost_on_gateway_clock(frames, self.writer, [(ms, at)], window)
-                             for ms, at, window in self.kills))
+        return set().union(*(lost_on_gateway_clock(frames, self.writer, [kill], window)
+                             for kill, window in self.kills))
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +120,7 @@ def start_all(rigs: list[Rig], proxy: CutProxy) -> None:
 
 def power_cut(rigs: list[Rig], fs: PowerCutMount, proxy: CutProxy, state: str, before_restart=None) -> None:
     for rig in rigs:
-        rig.kills.append((int(time.time() * 1000), time.monotonic(), WINDOW_MS[rig.policy][state]))
-        rig.gateway.kill()
+        rig.kills.append((sigkill(rig.gateway), WINDOW_MS[rig.policy][state]))
     fs.cut()
     if before_restart:
         before_restart()

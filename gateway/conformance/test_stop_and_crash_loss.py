@@ -20,7 +20,7 @@ from telemetry_conformance import Board, GatewayUnderTest, PacedWriter, Stream, 
     stored_frames, utc_days_around_now, wait_for
 from telemetry_conformance.cassandra_proxy import CutProxy
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
-from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock
+from test_faults import HOUR_MS, check_rows, lost_on_gateway_clock, sigkill
 
 pytestmark = pytest.mark.cassandra
 
@@ -65,8 +65,7 @@ def test_cassandra_unreachable_then_sigkill_loses_no_more_than_batch(tmp_path, k
     writer.start()
     time.sleep(2.0)
     assert gateway.metric("telemetry_gateway_spool_holding") == 0
-    kill = (int(time.time() * 1000), time.monotonic())
-    gateway.kill()
+    kill = sigkill(gateway)
     gateway.start()
     time.sleep(1.0)
     sent = writer.finish()
@@ -89,8 +88,7 @@ def test_cassandra_hung_then_sigkill_loses_at_most_the_hold(tmp_path, keyspace, 
         time.sleep(1.0)
         proxy.hang()  # Cassandra hangs: no answer, no error, until the driver's timeouts
         time.sleep(2.5)
-        kill = (int(time.time() * 1000), time.monotonic())
-        gateway.kill()
+        kill = sigkill(gateway)
         proxy.restore()
         gateway.start(TELEMETRY_CASSANDRA_PORT=str(proxy.port))
         time.sleep(1.0)
