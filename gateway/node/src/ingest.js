@@ -18,24 +18,13 @@
 // status 1), and its stop still commits every frame held in memory (gateway/contract/spool.md, "Every stop keeps
 // what was read"). TELEMETRY_GATEWAY_FAILPOINT=ingest_after_frames:N makes such an error for the conformance harness.
 
+import { logCounterKeys } from './counter-keys-log.js';
+import { FlushTimer } from './flush-timer.js';
 import { FrameAcceptor } from './frame-acceptor.js';
 import { RateLimitedLog, event } from './logs.js';
 import { ROOM_CHECK_MS, ReadingPause } from './reading-pause.js';
 import { loadSigningPolicy } from './signing-config.js';
 import { Verifier } from './signing.js';
-
-/** At start: counters that start afresh (a re-keyed node; every counter, when keys meet an empty table). */
-export function logCounterKeys(verifier, spoolPath) {
-  for (const [source, counter] of verifier.rekeyed) {
-    event('warning', 'signing_counter_rekeyed', { source, counter,
-      action: 'its key changed: counters start afresh under the new key' });
-  }
-  if (verifier.policy.keys.size > 0 && verifier.counters.size === 0 && verifier.rekeyed.length === 0) {
-    event('warning', 'signing_counters_empty', { keys: verifier.policy.keys.size, spool: spoolPath,
-      action: 'no counter is stored: payloads recorded under the current keys would be accepted again; '
-        + 'after a new or lost spool re-key the boards (signing.md)' });
-  }
-}
 
 export const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
 const RETRY_MS = 500; // after a commit found no room at all
@@ -76,8 +65,7 @@ export class Ingest {
     this.stamps = {};
     this.timer = null;
     this.immediate = null;
-    this.flushTimer = null; // deferred: for the oldest held frame, due at flushAt
-    this.flushAt = 0;
+    this.flush = new FlushTimer(() => this.schedule()); // deferred: wakes a step when the oldest held frame is due
     this.stopDeadline = null;
     this.stopped = null; // resolves once a stop has committed everything handed over
     this.syncing = 0; // fsyncs awaited before credits go back
@@ -188,27 +176,7 @@ export class Ingest {
     } else if (this.room.withheld.length) {
       this.schedule(ROOM_CHECK_MS);
     }
-    this.armFlush();
-  }
-
-  /** Deferred: held frames are committed once due even when nothing else happens; one timer, for the oldest. */
-  armFlush() {
-    const delay = this.spool.flushDelayMs();
-    if (delay === null) { // nothing held: no wake-up
-      this.clearFlush();
-      return;
-    }
-    const at = performance.now() + delay;
-    if (this.flushTimer !== null && this.flushAt <= at) return; // set for then or earlier
-    this.clearFlush();
-    this.flushAt = at;
-    // Rounded up: a timer that fires a fraction of a ms early would find nothing due and arm another.
-    this.flushTimer = setTimeout(() => { this.flushTimer = null; this.schedule(); }, Math.ceil(delay));
-  }
-
-  clearFlush() {
-    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
+    this.flush.arm(this.spool.flushDelayMs());
   }
 
   /** At a stop, once everything handed over is committed: what is still held in memory goes into the file, with
@@ -246,7 +214,7 @@ export class Ingest {
     this.died = error;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    this.clearFlush();
+    this.flush.clear();
     if (this.stopped !== null) this.stopDead();
     this.onDied(error);
   }
@@ -285,7 +253,7 @@ export class Ingest {
   finishStop() {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    this.clearFlush();
+    this.flush.clear();
     this.resolveStopped();
   }
 

@@ -320,7 +320,7 @@ describe('fsync "deferred": the ingest', () => {
     await ingest.stop();
     assert.deepEqual(fileIds(spool), [4]);
     assert.equal(await counted(metrics.spool_frames_committed), 2);
-    assert.equal(ingest.flushTimer, null);
+    assert.equal(ingest.flush.armed, false);
     spool.close();
   });
 
@@ -330,7 +330,7 @@ describe('fsync "deferred": the ingest', () => {
     const { ingest, put } = ingestOn(spool);
     put(1);
     await tick();
-    assert.notEqual(ingest.flushTimer, null);
+    assert.equal(ingest.flush.armed, true);
     const deadline = performance.now() + 5000;
     while (spool.heldFrames && performance.now() < deadline) {
       await new Promise((resolve) => { setTimeout(resolve, 5); });

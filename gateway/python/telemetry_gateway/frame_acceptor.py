@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, OrderedDict
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from .config import Config
 from .frame import Frame
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
+from .received import Received
 from .seq_tracker import NEXT, SeqTracker
 from .signing import Verifier
 from .spool import NewFrame
 from .spool.safe_seqs import Seqs
 from .status_tally import SourceTally
 from .timestamps import DAY_MS, Stamper
-
-if TYPE_CHECKING:
-    from .ingest import Received
 
 
 class FrameAcceptor:

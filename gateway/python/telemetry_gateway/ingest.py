@@ -16,16 +16,16 @@ import os
 import queue
 import threading
 import time
-from typing import NamedTuple
 
 from .config import Config
-from .frame import Frame
+from .counter_keys_log import log_counter_keys
 from .frame_acceptor import FrameAcceptor
 from .signing import Verifier
 from .signing_config import signing_policy
 from .logs import event
 from .metrics import Metrics
 from .reading_pause import ReadingPause
+from .received import Received
 from .spool import NewFrame, Spool, SpoolFull
 from .spool.safe_seqs import Seqs
 
@@ -56,24 +56,6 @@ def failpoint_after_frames() -> int | None:
     """N of TELEMETRY_GATEWAY_FAILPOINT=ingest_after_frames:N, or None."""
     name, _, count = os.environ.get(FAILPOINT, "").partition(":")
     return int(count) if name == "ingest_after_frames" else None
-
-
-class Received(NamedTuple):
-    frames: list[Frame]  # the frames of one read
-    received_ms: int
-    credit: threading.Semaphore  # the reader's: released once these frames are committed
-    trusted: bool = False  # from a trusted input (signing.md, "Trusted inputs")
-
-
-def log_counter_keys(verifier: Verifier, spool_path: str) -> None:
-    """At start: counters that start afresh (a re-keyed node; every counter, when keys meet an empty table)."""
-    for source, counter in verifier.rekeyed:
-        event(logging.WARNING, "signing_counter_rekeyed", source=source, counter=counter,
-              action="its key changed: counters start afresh under the new key")
-    if verifier.policy.keys and not verifier.counters and not verifier.rekeyed:
-        event(logging.WARNING, "signing_counters_empty", keys=len(verifier.policy.keys), spool=spool_path,
-              action="no counter is stored: payloads recorded under the current keys would be accepted again; "
-              "after a new or lost spool re-key the boards (signing.md)")
 
 
 class Ingest:

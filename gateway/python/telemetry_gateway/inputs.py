@@ -12,7 +12,7 @@ from typing import Callable
 import serial
 
 from .frame import Decoded, Frame, Reject, Status, decode_line
-from .ingest import Received
+from .received import Received
 from .line_assembler import LineAssembler
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
