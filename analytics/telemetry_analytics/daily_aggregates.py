@@ -11,8 +11,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 KEY = ["source", "day", "metric"]
-SUMMARY_COLUMNS = ["source", "tz", "day", "metric", "count", "min", "min_ts", "max", "max_ts", "mean", "stddev",
-                   "first_ts", "last_ts", "max_gap_ms"]
 
 
 def with_local_day(readings: DataFrame, tz: str) -> DataFrame:

@@ -16,7 +16,6 @@ from .day_figures import bucket_series, day_rows
 from .local_days import zone
 
 UTC = timezone.utc
-Record = dict[str, float]
 
 
 def iso(ts: datetime) -> str:

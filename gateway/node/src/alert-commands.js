@@ -23,7 +23,7 @@ export function commandEnv(t, base) {
 }
 
 /** SIGKILL to the run's process group (detached: a group of its own), so a script's children go with it. */
-export function killGroup(child) {
+function killGroup(child) {
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
@@ -32,7 +32,7 @@ export function killGroup(child) {
 }
 
 /** One run: resolves null when it exited 0, else [reason, detail] as alert_command_failed names them. */
-export function runOnce(argv, env, timeoutS, started) {
+function runOnce(argv, env, timeoutS, started) {
   return new Promise((resolve) => {
     let child;
     try {

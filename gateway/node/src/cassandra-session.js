@@ -35,7 +35,7 @@ export const CONSISTENCY = Object.freeze({
 });
 
 /** Settings that do not go together; the text names the variables to look at. */
-export class CassandraSettingsError extends Error {
+class CassandraSettingsError extends Error {
   constructor(message) {
     super(message);
     this.name = 'CassandraSettingsError';
@@ -99,7 +99,7 @@ function readCa(tlsCa) {
  * verifies it (cassandra-driver's own default is rejectUnauthorized: false); presents tls_cert when given.
  * checkServerIdentity stays Node's: the node's address must be in its certificate.
  */
-export function tlsOptions(tlsCa, tlsCert, tlsKey) {
+function tlsOptions(tlsCa, tlsCert, tlsKey) {
   const options = { ca: readCa(tlsCa), rejectUnauthorized: true };
   if (tlsCert) {
     try {

@@ -9,7 +9,7 @@ import { buildClient, schemaVersion } from './cassandra-session.js';
 import { check as checkSpool } from './spool/salvage.js';
 
 /** The tables schema/ creates; one missing means schema/migrate has not run on the keyspace. */
-export const SCHEMA_TABLES = Object.freeze(['readings', 'source_days', 'latest', 'day_changes', 'schema_migrations']);
+const SCHEMA_TABLES = Object.freeze(['readings', 'source_days', 'latest', 'day_changes', 'schema_migrations']);
 const MAX_ERROR_CHARS = 300;
 
 // The words of a failed TLS handshake (OpenSSL's "SSL routines", the certificate checks, a peer that hung up

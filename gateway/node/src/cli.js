@@ -9,7 +9,7 @@ import { loadSigningPolicy } from './signing-config.js';
 import { versionLine } from './version.js';
 
 export const PROG = 'telemetry-gateway-node';
-export const DEFAULT_CONFIG = '/etc/telemetry-gateway/config.toml';
+const DEFAULT_CONFIG = '/etc/telemetry-gateway/config.toml';
 
 // Flag → [section, key] of the config it overrides (config.md, "Where values come from").
 const CONFIG_FLAGS = {
@@ -76,7 +76,7 @@ ${CONFIG_HELP}`,
 };
 
 /** A command line that cannot be run: the message on stderr, exit 2. */
-export class UsageError extends Error {
+class UsageError extends Error {
   constructor(message) {
     super(message);
     this.name = 'UsageError';

@@ -102,7 +102,7 @@ function reason(error) {
 }
 
 /** A file that is not TOML (or not UTF-8), in one line: the parser's words and where. */
-export class NotTomlError extends Error {
+class NotTomlError extends Error {
   constructor(message) {
     super(message);
     this.name = 'NotTomlError';

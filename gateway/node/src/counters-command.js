@@ -15,7 +15,7 @@ import { isSourceName } from './protocol.js';
 import { keyFingerprint } from './signing.js';
 import { FORMAT_VERSION } from './spool/schema.js';
 
-export const STATES = Object.freeze({
+const STATES = Object.freeze({
   current: 'the key the keys file holds for it',
   other: 'another key: starts afresh at the next start',
   unbound: 'no fingerprint (written before them): bound to the key the next start has',
@@ -116,7 +116,7 @@ const OPTIONS = {
     source: { type: 'string' } },
 };
 
-export const COUNTERS_HELP = (prog) => `Usage: ${prog} counters list [--config FILE] [--spool PATH]
+const COUNTERS_HELP = (prog) => `Usage: ${prog} counters list [--config FILE] [--spool PATH]
        ${prog} counters reset --source SOURCE [--config FILE] [--spool PATH]
 
 The spool's signed-frame counters (signing.md).

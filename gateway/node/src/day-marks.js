@@ -11,7 +11,7 @@
  */
 export const MARK_FRESH_MS = 300_000;
 /** (source, day) pairs remembered; past it the oldest are forgotten (they only get a mark again). */
-export const MARKS_MAX = 10_000;
+const MARKS_MAX = 10_000;
 export const HOUR_MS = 3_600_000;
 
 /** One key per (source, day): the day's `YYYY-MM-DD` (a LocalDate's String()) has no '|'. */

@@ -63,7 +63,7 @@ function jsonInteger(n) {
 }
 
 /** One decoder result as the vectors' `expect`, in compact JSON, keys in this order. */
-export function decodedJson(decoded) {
+function decodedJson(decoded) {
   switch (decoded.kind) {
     case 'frame': {
       const { format, source, seq, t } = decoded;

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { BlockList, isIPv6 } from 'node:net';
 
-export const PATHS = new Set(['/', '/status.json', '/metrics']);
+const PATHS = new Set(['/', '/status.json', '/metrics']);
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 const WILDCARDS = new Set(['', '0.0.0.0', '::']);
 /** Answers after which the connection is closed. */
@@ -34,7 +34,7 @@ function sameAddress(a, b) {
 const loopback = (ip) => ip !== null && LOOPBACK.check(ip.address, ip.family);
 
 /** The NAME of a Host value (IPv6 kept in brackets), or null when the value is not NAME or NAME:PORT. */
-export function hostName(value) {
+function hostName(value) {
   const match = HOST.exec(value);
   if (match === null) return null;
   if (match[1] !== undefined) return ipLiteral(match[1]) === null ? null : `[${match[1]}]`;
@@ -47,7 +47,7 @@ export function listener(listen, hostNames = []) {
 }
 
 /** Whether a Host NAME (from hostName) may be answered on this listener (rule 6). */
-export function hostAccepted(name, where) {
+function hostAccepted(name, where) {
   const lowered = name.toLowerCase();
   if (where.hostNames.some((listed) => listed.toLowerCase() === lowered)) return true;
   const ip = ipLiteral(name);

@@ -26,7 +26,7 @@ import { ROOM_CHECK_MS, ReadingPause } from './reading-pause.js';
 import { loadSigningPolicy } from './signing-config.js';
 import { Verifier } from './signing.js';
 
-export const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
+const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
 const RETRY_MS = 500; // after a commit found no room at all
 const STOP_GRACE_MS = 10_000; // at shutdown, how long a commit that finds no room is retried
 

@@ -11,7 +11,7 @@ const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A nested object or array: present, never a metric. */
-export const NESTED = Object.freeze({ nested: true });
+const NESTED = Object.freeze({ nested: true });
 
 class Failure {
   constructor(reason) {

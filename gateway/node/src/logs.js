@@ -11,7 +11,7 @@ let threshold = LEVELS.warning; // until setupLogging() says otherwise
 let sink = null; // null: process.stderr at the time of the call
 
 /** The numeric level of a name (debug, info, warning, error, critical; any case), or throws. */
-export function levelNumber(name) {
+function levelNumber(name) {
   const level = LEVELS[String(name).toLowerCase()];
   if (level === undefined) throw new Error(`Unknown level: ${name}`);
   return level;
@@ -25,11 +25,6 @@ export function levelNumber(name) {
 export function setupLogging(level, stream = process.stderr) {
   threshold = levelNumber(level);
   sink = stream;
-}
-
-/** True when an event at `level` would be written. */
-export function enabled(level) {
-  return levelNumber(level) >= threshold;
 }
 
 /** `event=<name> k=v ...`: fields in insertion order, absent ones left out, values quoted where they need it. */
@@ -54,7 +49,7 @@ export function event(level, name, fields = {}) {
 }
 
 /** Keys (often source names) remembered by one RateLimitedLog. */
-export const MAX_SLOTS = 2048;
+const MAX_SLOTS = 2048;
 
 /**
  * At most one line per key per interval; the next line that gets through says how many were held back

@@ -12,7 +12,7 @@ import { numberText } from './text-forms.js';
 const { Counter, Gauge, Registry } = client;
 
 /** metrics.json's families by name, read at load time from the contract beside this package. */
-export const FAMILIES = new Map(
+const FAMILIES = new Map(
   JSON.parse(readFileSync(new URL('../contract/metrics.json', import.meta.url), 'utf8')).metrics
     .map((family) => [family.name, family]),
 );
@@ -28,7 +28,7 @@ function family(name) {
 export const LATENCY_BUCKETS = Object.freeze([...family('delivery_latency_seconds').buckets]);
 
 /** The contract's family PREFIX + name (a Counter, Gauge or CountedHistogram), registered in registry. */
-export function declare(name, registry) {
+function declare(name, registry) {
   const { name: fullName, type, help, labels, buckets } = family(name);
   const config = { name: fullName, help, labelNames: Object.keys(labels), registers: [registry] };
   if (type === 'counter') return new Counter(config); // named with its _total, as exposed

@@ -8,12 +8,8 @@ export const DECODE_REJECT_REASONS = Object.freeze([
   'too_long', 'empty', 'no_frame', 'bad_syntax', 'bad_crc', 'bad_version', 'bad_source', 'bad_seq',
   'bad_key', 'duplicate_key', 'bad_value', 'bad_time', 'no_values', 'bad_json', 'wrong_destination', 'bad_payload',
 ]);
-/** A line reader's, never a decoder's: a partial line thrown away when the input was reopened. */
-export const READER_REJECT_REASONS = Object.freeze(['partial_line']);
 /** A CSV port's lines (section 7); an over-long one is too_long like any line. */
 export const CSV_REJECT_REASONS = Object.freeze(['csv_column_count', 'csv_empty_field', 'csv_bad_number']);
-export const REJECT_REASONS = Object.freeze([...DECODE_REJECT_REASONS, ...READER_REJECT_REASONS,
-  ...CSV_REJECT_REASONS]);
 
 export const SOURCE_RE = /^[A-Za-z0-9_-]{1,32}$/;
 export const SEQ_RE = /^(?:0|[1-9][0-9]{0,4})$/;

@@ -19,7 +19,7 @@ export class Request {
 }
 
 /** Sends a statement through a cassandra-driver Client; resolves on success. */
-export function sendStatement(client, statement) {
+function sendStatement(client, statement) {
   return statement.queries ? client.batch(statement.queries, BATCH_OPTIONS)
     : client.execute(statement.query, statement.params, SINGLE_OPTIONS);
 }

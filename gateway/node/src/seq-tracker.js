@@ -25,9 +25,9 @@ export const REMEMBERED_SEQS = 64;
 // Verdicts, shared where they carry no count: {duplicate, missing, restarted, conflict, resumed}.
 const verdict = (fields) => Object.freeze({ duplicate: false, missing: 0, restarted: false, conflict: false,
   resumed: false, ...fields });
-export const DUPLICATE = verdict({ duplicate: true });
+const DUPLICATE = verdict({ duplicate: true });
 export const NEXT = verdict({});
-export const RESTARTED = verdict({ restarted: true });
+const RESTARTED = verdict({ restarted: true });
 export const CONFLICT = verdict({ conflict: true });
 
 export class SeqTracker {

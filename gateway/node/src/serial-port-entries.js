@@ -8,9 +8,9 @@ import { PORT_TABLE } from './config-schema.js';
 import { isMetricKey, isSourceName } from './protocol.js';
 
 /** auto: v1 frames, status lines and legacy JSON, told apart per line; csv: the room board's lines. */
-export const FORMATS = Object.freeze([...PORT_TABLE.format.choices]);
-export const BAUD_MIN = PORT_TABLE.baud.min;
-export const BAUD_MAX = PORT_TABLE.baud.max;
+const FORMATS = Object.freeze([...PORT_TABLE.format.choices]);
+const BAUD_MIN = PORT_TABLE.baud.min;
+const BAUD_MAX = PORT_TABLE.baud.max;
 const PATH_AT_BAUD_RE = /^([^@]+)(?:@([0-9]+))?$/;
 const TABLE_KEYS = Object.freeze(Object.keys(PORT_TABLE));
 

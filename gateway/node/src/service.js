@@ -34,7 +34,7 @@ const INPUTS_STOP_MS = 2000; // at stop, how long a stuck input is waited for (p
 const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what the inputs handed over
 
 // What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
-export const UNCLEAN_STOP_ACTIONS = Object.freeze({
+const UNCLEAN_STOP_ACTIONS = Object.freeze({
   deferred: 'the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra '
     + "had not acknowledged may be missing; seq gaps from each source's last stored seq are counted in "
     + 'frames_possibly_lost',
@@ -56,7 +56,7 @@ export function failpointFrames(env = process.env) {
 }
 
 /** A stage failed with an unexpected error (a bug): its stack, then the event line. */
-export function reportStageDied(stage, error) {
+function reportStageDied(stage, error) {
   process.stderr.write(`Error in stage ${stage}: ${error?.stack ?? error}\n`);
   event('error', 'stage_died', { stages: stage,
     action: 'exiting with status 1 to be restarted; frames held in memory are committed first' });

@@ -9,7 +9,7 @@ const METRIC_BYTES = 3;
 const MAX_METRICS = 5;
 const HEX_RE = /^(?:[0-9A-F]{2})+$/;
 /** Metric id → [frame key, divisor]: PROTOCOL.md section 6.3. An id not listed is left out (section 6.4). */
-export const METRIC_IDS = new Map([
+const METRIC_IDS = new Map([
   [1, ['temp_in', 100]], [2, ['temp_out', 100]], [3, ['temp_check', 100]], [4, ['humidity', 10]],
   [5, ['light', 1]], [6, ['temp', 100]],
 ]);

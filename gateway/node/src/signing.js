@@ -3,7 +3,6 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const SIGNING_REJECT_REASONS = Object.freeze(['bad_mac', 'replay', 'unsigned']);
 const TAG_BYTES = 6;
 // HMAC's message for a key's fingerprint: text, so never a node's signed bytes (they start with version byte 2).
 const FINGERPRINT_MESSAGE = 'telemetry counter fingerprint';
@@ -23,7 +22,7 @@ export function signingPolicy(keys, unsignedAllowed = new Set(), mustSign = 'key
   };
 }
 
-export function tagOf(key, signed) {
+function tagOf(key, signed) {
   return createHmac('sha256', key).update(signed).digest().subarray(0, TAG_BYTES);
 }
 

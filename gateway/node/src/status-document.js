@@ -4,7 +4,7 @@
 import { byCodePoint, isStale } from './status-tally.js';
 
 /** Unix ms → 2026-11-26T09:30:00.123Z. */
-export function isoMs(ms) {
+function isoMs(ms) {
   return new Date(ms).toISOString();
 }
 

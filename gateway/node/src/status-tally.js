@@ -3,10 +3,10 @@
 // verdicts). A pure function of the events fed to it and the clock readings passed in.
 
 /** Frames per minute are counted over the last 300 whole seconds, the current one included. */
-export const WINDOW_S = 300;
+const WINDOW_S = 300;
 /** Refused frames of one source in the window that make a burst (status.md: someone on the air, or a board set up
  * wrong). */
-export const BURST = 5;
+const BURST = 5;
 
 /** One more event at receivedMs, in an array of [second, count] kept to the window of the newest second. */
 function countIn(seconds, receivedMs) {

@@ -11,7 +11,7 @@ const { errors } = cassandra;
 export const ERROR_KINDS = Object.freeze(['timeout', 'unavailable', 'overloaded', 'unauthorized', 'invalid', 'other']);
 
 /** The server's error codes (CQL native protocol, "Error codes") that are not "other". */
-export const SERVER_ERROR_KINDS = new Map([
+const SERVER_ERROR_KINDS = new Map([
   [0x1100, 'timeout'], // Write_timeout
   [0x1200, 'timeout'], // Read_timeout
   [0x1000, 'unavailable'], // Unavailable
@@ -25,7 +25,7 @@ export const SERVER_ERROR_KINDS = new Map([
   [0x2400, 'invalid'], // Already_exists
 ]);
 
-export const CONDITION_KINDS = new Map([
+const CONDITION_KINDS = new Map([
   ['request_timeout', 'timeout'],
   ['connect_timeout', 'timeout'],
   ['connection_refused', 'unavailable'],

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
+from .command_config import DEFAULT_CONFIG, config_from
 from .frame import is_source_name
 from .signing import key_fingerprint
 from .spool.schema import FORMAT_VERSION
@@ -115,14 +116,13 @@ def add_parsers(sub, add_config_flags) -> None:
                                "(refused under an unchanged key, and while a gateway runs)")
     reset.add_argument("--source", required=True, help="the node's source id")
     for parser in (listing, reset):
-        parser.add_argument("--config", help="TOML file (env TELEMETRY_CONFIG; default "
-                            "/etc/telemetry-gateway/config.toml if it exists)")
+        parser.add_argument("--config", help=f"TOML file (env TELEMETRY_CONFIG; default {DEFAULT_CONFIG} "
+                            "if it exists)")
         parser.add_argument("--spool", metavar="PATH", help="spool file ([spool] path)")
     counters.set_defaults(func=cmd_counters)
 
 
 def cmd_counters(args: argparse.Namespace) -> int:
-    from .cli import config_from
     from .signing_config import signing_policy
 
     if args.action == "reset" and not is_source_name(args.source):

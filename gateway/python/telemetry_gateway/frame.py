@@ -24,12 +24,8 @@ DECODE_REJECT_REASONS = (
     "too_long", "empty", "no_frame", "bad_syntax", "bad_crc", "bad_version", "bad_source", "bad_seq",
     "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination", "bad_payload",
 )
-# Given by a line reader, never by decode_line (so no decode vector has them): a partial line thrown away when the
-# input was reopened.
-READER_REJECT_REASONS = ("partial_line",)
 # A CSV port's lines (room_csv.py, PROTOCOL.md section 7); an over-long one is too_long like any line.
 CSV_REJECT_REASONS = ("csv_column_count", "csv_empty_field", "csv_bad_number")
-REJECT_REASONS = DECODE_REJECT_REASONS + READER_REJECT_REASONS + CSV_REJECT_REASONS
 
 _SOURCE = re.compile(rb"[A-Za-z0-9_-]{1,32}")
 _SEQ = re.compile(rb"0|[1-9][0-9]{0,4}")

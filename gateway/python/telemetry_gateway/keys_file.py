@@ -10,7 +10,6 @@ import stat
 from .frame import is_source_name
 
 _LINE = re.compile(r"[ \t]*(\S+)[ \t]+([0-9A-Fa-f]{32})[ \t]*")
-KEY_BYTES = 16
 
 
 class KeysFileError(ValueError):

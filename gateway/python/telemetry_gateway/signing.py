@@ -12,8 +12,6 @@ from typing import Mapping, NamedTuple
 from .frame import Frame
 from .signed_frame import TAG_BYTES
 
-SIGNING_REJECT_REASONS = ("bad_mac", "replay", "unsigned")
-
 
 # HMAC's message for a key's fingerprint: text, so never a node's signed bytes (they start with version byte 2).
 FINGERPRINT_MESSAGE = b"telemetry counter fingerprint"

@@ -31,7 +31,7 @@ import { ROWS_ALONE_MS, ROWS_INTERVAL_MS, SafeSeqs, newestSeqs } from './safe-se
 // Deferred: the WAL of a healthy link holds only a few small commits (stamp ceilings and seqs, one a minute): each
 // checkpoint writes their pages a second time, into the database file, and fsyncs both files. It is copied once
 // this many rows changed, or once ten minutes passed with any change (the WAL then holds ~100 KiB).
-export const CHECKPOINT_ROWS = 256;
+const CHECKPOINT_ROWS = 256;
 export const CHECKPOINT_IDLE_MS = 600_000;
 
 /** The WAL file fsynced off the event loop: whenDurable() resolves once an fsync started after the call is done. */
@@ -79,7 +79,7 @@ class WalSync {
 }
 
 /** Every frame committed as it comes, not fsynced: the periodic checkpoint is. */
-export class Interval {
+class Interval {
   static synchronous = 'NORMAL';
 
   /** Frames held in memory, not in the file. */
@@ -135,7 +135,7 @@ export class Interval {
 }
 
 /** As interval, and durable once the WAL's fsync after the commit is done. */
-export class Batch extends Interval {
+class Batch extends Interval {
   /** store: the spool's Store (its path names the WAL). */
   constructor(store) {
     super();

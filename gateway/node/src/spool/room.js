@@ -35,7 +35,7 @@ const NO_PAGE_LIMIT = 2 ** 31 - 2; // SQLite's largest max_page_count
 // Room checks a drained spool tries to shrink before reading resumes anyway (a reader in the way).
 const GIVE_BACK_TRIES = 20;
 export const DELETE_STEP_FRAMES = 256; // acknowledged frames deleted per transaction on a full disk
-export const OPEN_STEP_BYTES = 64 << 10; // of the reserve's last part, given at a time to open the spool
+const OPEN_STEP_BYTES = 64 << 10; // of the reserve's last part, given at a time to open the spool
 
 // No posix_fallocate here: writing the zeros and fsyncing them allocates real blocks on ext4, xfs and tmpfs (a
 // sparse file would reserve nothing). A file system that compresses or deduplicates (zfs, btrfs with compression)

@@ -15,7 +15,7 @@ export const ROWS_ALONE_MS = 60_000;
 // A source with no stored row (new, or never stored) has its row written as soon as it is writable, with the next
 // commit or one of its own: otherwise the frames it loses in a crash in its first minute would count nowhere. One
 // small write per new source; forgetting a source past this many costs it one more.
-export const MAX_KNOWN = 4096;
+const MAX_KNOWN = 4096;
 
 /** The newest (by arrival) seq and ts_ms per source among frames (rows with a `seq`; null or absent: no seq, e.g.
  * legacy JSON or the room board's CSV, which changes nothing): a Map source → [seq, ts_ms]. */

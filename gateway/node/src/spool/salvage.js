@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 
 import { VALIDATORS } from './salvaged-rows.js';
 
-export const CHECK_ROWS = 20; // problems PRAGMA quick_check lists at most: the first ones say enough
+const CHECK_ROWS = 20; // problems PRAGMA quick_check lists at most: the first ones say enough
 const MAX_ROWID = (1n << 63n) - 1n;
 // Page sizes tried when the header is garbage: SQLite's default (what a spool has) first.
 const PAGE_SIZES = [4096, 1024, 2048, 8192, 16384, 32768, 65536];
@@ -40,7 +40,7 @@ export function isDamage(error) {
 }
 
 /** A connection that changes nothing in the file (its WAL is read, not checkpointed). */
-export function readOnly(path) {
+function readOnly(path) {
   return new Database(path, { readonly: true, fileMustExist: true });
 }
 

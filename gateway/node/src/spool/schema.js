@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 
 import { packValues } from '../reading-values.js';
 
-export const SPOOL_SQL_PATH = fileURLToPath(new URL('../../contract/spool.sql', import.meta.url));
+const SPOOL_SQL_PATH = fileURLToPath(new URL('../../contract/spool.sql', import.meta.url));
 
 /** The script's PRAGMA user_version, or the error SQLite gives for it (an unfinished statement among them). */
 export function formatVersion(script) {
@@ -102,7 +102,7 @@ function upgradeFormat1(db) {
 
 /** Format 4 → 5 (spool.md, "Upgrading"): counters bound to their keys. The rows kept get '', bound to the key the
  * gateway next starts with. The column and the version in one transaction. */
-export const ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''";
+const ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''";
 
 function upgradeFormat4(db) {
   const columns = db.prepare('PRAGMA table_info(source_counters)').all().map((column) => column.name);
@@ -115,7 +115,7 @@ function upgradeFormat4(db) {
 
 /** Format 5 → 6: a checksum per frame row. The rows kept get NULL, sent unchecked (a checksum made now would
  * vouch for bytes that may already be damaged). */
-export const ADD_CRC = 'ALTER TABLE frames ADD COLUMN crc INTEGER';
+const ADD_CRC = 'ALTER TABLE frames ADD COLUMN crc INTEGER';
 
 function upgradeFormat5(db) {
   const columns = db.prepare('PRAGMA table_info(frames)').all().map((column) => column.name);
