@@ -3,7 +3,10 @@
 // the message. (The public path's message is written by the driver's own code, which the wrapper leaves to it.)
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import cassandra from 'cassandra-driver';
@@ -105,5 +108,26 @@ describe('EncodedRows in a BatchRequest', () => {
       assert.deepEqual([...rows.rows()], before); // the same rows, only the id differs
     }
     assert.equal(rows.encode(QUERY_ID).toString('hex'), first.toString('hex'));
+  });
+});
+
+// encoded-batch.js uses modules of cassandra-driver that are not its public API (lib/requests.js, lib/writers.js,
+// lib/types/index.js). They are pinned here by content: a driver upgrade that changes any of them fails this test,
+// and whoever upgrades re-reads encoded-batch.js against the new code, reruns the byte tests above and gateway/bench,
+// and then records the new hashes.
+describe("the driver's private modules encoded-batch.js relies on", () => {
+  const PINNED = {
+    version: '4.10.0',
+    'lib/requests.js': 'a822d6c6f459927440049ed40c3ff703e09a75f4e5eb9badf232a6d5ecb72ecd',
+    'lib/writers.js': '2d63d1e9375cb20957469604eb721b878e22e0d5b3d9c5df351e8a0dac45d21f',
+    'lib/types/index.js': '11a6fbb58657c22d814f51b85d2dd72a89a818c9f1e73f5148136df6cf90fcb4',
+  };
+
+  it('are those of the pinned driver, byte for byte', () => {
+    const root = dirname(require.resolve('cassandra-driver/package.json'));
+    assert.equal(require('cassandra-driver/package.json').version, PINNED.version);
+    for (const [file, hash] of Object.entries(PINNED).filter(([key]) => key !== 'version')) {
+      assert.equal(createHash('sha256').update(readFileSync(join(root, file))).digest('hex'), hash, file);
+    }
   });
 });
