@@ -1,11 +1,8 @@
 // A strict JSON reader for the legacy greenhouse lines (PROTOCOL.md section 3, J1). JSON.parse cannot serve:
 // it keeps the last of two members with one name, where the contract wants `duplicate_key`. This reader walks
-// the text once and fails at the first point the contract names:
-// the first syntax error gives `bad_json`, an object holding a name twice gives `duplicate_key` when it closes
-// (so whichever comes first in the text decides). NaN/Infinity are not JSON here (bad_json).
-//
-// An integer literal (no fraction, no exponent) is an integer first, then a double: `-0` is +0, while `-0.0` is
-// -0 (firmware/protocol/vectors/decode.json).
+// the text once: any syntax error gives `bad_json`; only a line that is valid JSON and has an object (nested ones
+// too) holding a name twice gives `duplicate_key`. NaN/Infinity are not JSON here (bad_json). Every number is
+// the double nearest its text, sign included: `-0` is -0, as in a T1 frame.
 
 const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -19,12 +16,12 @@ class Failure {
   }
 }
 const BAD_JSON = new Failure('bad_json');
-const DUPLICATE_KEY = new Failure('duplicate_key');
 
 class Reader {
   constructor(text) {
     this.text = text;
     this.pos = 0;
+    this.repeated = false; // an object held a name twice: duplicate_key once the whole line proved valid JSON
   }
 
   skipBlank() {
@@ -61,9 +58,7 @@ class Reader {
     const match = NUMBER_RE.exec(this.text);
     if (match === null) throw BAD_JSON;
     this.pos = NUMBER_RE.lastIndex;
-    const number = Number(match[0]);
-    // An integer literal has no -0: it is +0.
-    return match[1] === undefined && match[2] === undefined && number === 0 ? 0 : number;
+    return Number(match[0]);
   }
 
   string() {
@@ -131,7 +126,7 @@ class Reader {
       if (c === 0x7d) break;
       if (c !== 0x2c) throw BAD_JSON;
     }
-    if (new Set(members.map(([name]) => name)).size !== members.length) throw DUPLICATE_KEY;
+    if (new Set(members.map(([name]) => name)).size !== members.length) this.repeated = true;
     return top ? members : NESTED;
   }
 }
@@ -150,14 +145,11 @@ export function readJsonObject(bytes) {
   const reader = new Reader(text);
   try {
     reader.skipBlank();
-    if (text.charCodeAt(reader.pos) !== 0x7b) {
-      reader.value(); // a value that is not an object: still read, a duplicate inside decides
-      throw BAD_JSON;
-    }
+    if (text.charCodeAt(reader.pos) !== 0x7b) throw BAD_JSON;
     const members = reader.object(true);
     reader.skipBlank();
     if (reader.pos !== text.length) throw BAD_JSON;
-    return { members };
+    return reader.repeated ? { reason: 'duplicate_key' } : { members };
   } catch (error) {
     if (error instanceof Failure) return { reason: error.reason };
     throw error;

@@ -200,10 +200,6 @@ def _decode_signed(fields: list[bytes]) -> Decoded:
     return Frame.of("signed", payload.source, payload.seq, None, payload.values, payload.signature)
 
 
-class _DuplicateMember(Exception):
-    pass
-
-
 def _reject_constant(name: str) -> None:
     raise ValueError(f"non-JSON constant {name}")
 
@@ -212,22 +208,25 @@ class _Members(list):
     """A JSON object's members in document order (a plain dict would hide repeated names)."""
 
 
-def _unique_members(pairs: list[tuple[str, object]]) -> _Members:
-    if len({name for name, _ in pairs}) != len(pairs):
-        raise _DuplicateMember()
-    return _Members(pairs)
-
-
 def _decode_legacy(line: bytes) -> Decoded:
-    try:
-        members = json.loads(line.decode("utf-8"), object_pairs_hook=_unique_members,
+    # PROTOCOL.md J1: the line must be valid JSON first (bad_json); only then does a name twice in any of its
+    # objects decide (duplicate_key), so the reason never depends on where a parser happens to notice.
+    repeated = []
+
+    def members_of(pairs: list[tuple[str, object]]) -> _Members:
+        if len({name for name, _ in pairs}) != len(pairs):
+            repeated.append(pairs)
+        return _Members(pairs)
+
+    try:  # every number the double nearest its text, sign included: -0 is -0.0, as in a T1 frame
+        members = json.loads(line.decode("utf-8"), object_pairs_hook=members_of, parse_int=float,
                              parse_constant=_reject_constant)
-    except _DuplicateMember:
-        return Reject("duplicate_key")
     except ValueError:  # includes UnicodeDecodeError and json.JSONDecodeError
         return Reject("bad_json")
     if not isinstance(members, _Members):
         return Reject("bad_json")
+    if repeated:
+        return Reject("duplicate_key")
     obj = dict(members)
 
     source = obj.get("source")
@@ -237,17 +236,13 @@ def _decode_legacy(line: bytes) -> Decoded:
         return Reject("wrong_destination")
     values = []
     for name, value in members:
-        if name in _LEGACY_RESERVED or isinstance(value, bool) or not isinstance(value, (int, float)):
+        if name in _LEGACY_RESERVED or not isinstance(value, float):  # every JSON number is a float here
             continue
         if not is_metric_key(name):
             return Reject("bad_key")
-        try:
-            number = float(value)
-        except OverflowError:  # an integer literal beyond the double range
+        if not math.isfinite(value):  # 1e999
             return Reject("bad_value")
-        if not math.isfinite(number):
-            return Reject("bad_value")
-        values.append((name, number))
+        values.append((name, value))
     if not values:
         return Reject("no_values")
     return Frame.of("legacy", source, None, None, tuple(values))
