@@ -282,6 +282,7 @@ def test_every_vector_file_is_driven():
     driven_elsewhere = {"log_fields.jsonl": "test_logs.py", "decode_text.jsonl": "test_decode_command.py",
                         "status_tally.jsonl": "test_status.py", "signing.jsonl": "test_signing.py",
                         "alerts.jsonl": "test_alerts.py", "http_requests.jsonl": "test_http_rules.py",
+                        "reading_values.jsonl": "test_reading_values.py",
                         "frame_crc.jsonl": "test_spool_row_check.py"}
     driven = driven_here | set(driven_elsewhere)
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven
