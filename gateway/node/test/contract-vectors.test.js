@@ -39,7 +39,8 @@ const DRIVEN = ['day_marks.jsonl', 'hold.jsonl', 'lines.jsonl', 'sequence.jsonl'
   'alerts.jsonl', // alerts.test.js
   'http_requests.jsonl', // http-rules.test.js
   'reading_values.jsonl', // reading-values.test.js
-  'frame_crc.jsonl']; // spool-row-check.test.js
+  'frame_crc.jsonl', // spool-row-check.test.js
+  'spool_upgrade.jsonl']; // spool-upgrade.test.js
 // Not yet implemented in the Node gateway: reported as todo, never silently skipped.
 const PENDING = [];
 // The per-source counters a frame may move (metric telemetry_gateway_<name>_total{source}).

@@ -283,6 +283,6 @@ def test_every_vector_file_is_driven():
                         "status_tally.jsonl": "test_status.py", "signing.jsonl": "test_signing.py",
                         "alerts.jsonl": "test_alerts.py", "http_requests.jsonl": "test_http_rules.py",
                         "reading_values.jsonl": "test_reading_values.py",
-                        "frame_crc.jsonl": "test_spool_row_check.py"}
+                        "frame_crc.jsonl": "test_spool_row_check.py", "spool_upgrade.jsonl": "test_spool_schema.py"}
     driven = driven_here | set(driven_elsewhere)
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven

@@ -1,14 +1,18 @@
-"""The spool is created from the contract's spool.sql, and nothing else: same tables, same columns, same version."""
+"""The spool is created from the contract's spool.sql, and nothing else: same tables, same columns, same version; an
+older file is upgraded by the contract's vectors, in one transaction, and a newer one refused untouched."""
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from telemetry_gateway.spool import Spool
-from telemetry_gateway.spool.schema import format_version, split_statements
+from telemetry_gateway.spool import FORMAT_VERSION, Spool, SpoolFormatError, schema
+from telemetry_gateway.spool.schema import format_version, split_statements, table_columns
+from telemetry_gateway.spool.upgrade_plan import upgrade_steps
 
-CONTRACT_SQL = (Path(__file__).resolve().parents[2] / "contract" / "spool.sql").read_text()
+CONTRACT = Path(__file__).resolve().parents[2] / "contract"
+CONTRACT_SQL = (CONTRACT / "spool.sql").read_text()
 
 
 def layout(db: sqlite3.Connection) -> tuple:
@@ -32,3 +36,60 @@ def test_statements_split_a_script_and_refuse_an_unfinished_one():
     assert format_version(statements) == 7
     with pytest.raises(ValueError, match="unterminated"):
         split_statements(script + "CREATE TABLE b (y")
+
+
+# --- upgrading (gateway/contract/spool.md, "Upgrading"; vectors/spool_upgrade.jsonl) ----------------------------------
+UPGRADES = [json.loads(line) for line in (CONTRACT / "vectors" / "spool_upgrade.jsonl").read_text("ascii").splitlines()]
+
+
+def file_state(path: Path) -> dict:
+    db = sqlite3.connect(path)
+    try:
+        return {"user_version": db.execute("PRAGMA user_version").fetchone()[0],
+                "journal_mode": db.execute("PRAGMA journal_mode").fetchone()[0], "tables": table_columns(db)}
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("case", UPGRADES, ids=[case["name"] for case in UPGRADES])
+def test_upgrade_vectors(case, tmp_path):
+    """A file as an older (or newer) format left it → the steps planned from what it says of itself, then the file
+    as the gateway leaves it after opening it (or refusing it)."""
+    assert case["params"]["format"] == FORMAT_VERSION
+    path, expect = tmp_path / "spool.sqlite", case["expect"]
+    if case["file_sql"] is not None:
+        made = sqlite3.connect(path)
+        made.executescript(case["file_sql"])
+        made.close()
+    before = file_state(path)
+    steps = upgrade_steps(before["user_version"], before["tables"], FORMAT_VERSION)
+    if expect.get("refused"):
+        assert steps is None
+        with pytest.raises(SpoolFormatError, match=f"is spool format {expect['user_version']}; this gateway reads"):
+            Spool(path)
+    else:
+        assert steps == expect["steps"]
+        Spool(path).close()
+    after = file_state(path)
+    assert after == {key: expect[key] for key in ("user_version", "journal_mode", "tables")}
+
+
+def test_an_upgrade_that_fails_midway_leaves_the_old_format_whole(tmp_path, monkeypatch):
+    """The steps and the new user_version commit together: a failure (or a crash) in spool.sql's statements, after
+    the crc column was added, leaves the file exactly as it was, format 3, its row still there."""
+    [format3] = [case for case in UPGRADES if case["name"].startswith("format 3")]
+    path = tmp_path / "spool.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(format3["file_sql"] + "INSERT INTO frames VALUES (7, 'G', 1000, 1001, 'n', x'3ff0000000000000');")
+    old.close()
+    before = file_state(path)
+
+    def fails(db):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setitem(schema._STEPS, "schema", fails)
+    with pytest.raises(sqlite3.OperationalError):
+        Spool(path)
+    assert file_state(path) == {**before, "journal_mode": "wal"} and before["user_version"] == 3
+    assert sqlite3.connect(path).execute("SELECT * FROM frames").fetchall() == [(7, "G", 1000, 1001, "n",
+                                                                                 bytes.fromhex("3ff0000000000000"))]

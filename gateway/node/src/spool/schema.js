@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
 import { packValues } from '../reading-values.js';
+import { upgradeSteps } from './upgrade-plan.js';
 
 const SPOOL_SQL_PATH = fileURLToPath(new URL('../../contract/spool.sql', import.meta.url));
 
@@ -34,10 +35,12 @@ export const FORMAT_VERSION = formatVersion(SCHEMA_SQL);
 export const BUSY_TIMEOUT_MS = 5000;
 export const WAL_KEEP_BYTES = 1 << 20; // what the WAL file is cut back to when it restarts
 
-/** A connection to the spool at path with the pragmas of spool.md (WAL; synchronous: "NORMAL" or "FULL"). */
+/** A connection to the spool at path with the pragmas of spool.md (WAL; synchronous: "NORMAL" or "FULL"). A file
+ * of a newer format is refused (SpoolFormatError) before anything is written to it. */
 export function connect(path, synchronous) {
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
+    steps(db, path);
     // Nothing here writes to a spool that is already set up, so it opens on a full disk.
     if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);
@@ -60,36 +63,44 @@ export class SpoolFormatError extends Error {
   }
 }
 
-/** Makes the spool at db (the writer connection; path: for the error) a spool of this format: refuses a newer one,
- * converts format 1, creates what is missing (a new spool; format 2 has no source_seqs) and sets the version.
- * Writes nothing to a spool already in this format, so it opens on a full disk. */
+/** Makes the spool at db (the writer connection; path: for the error) a spool of this format by upgrade-plan.js:
+ * refuses a newer one (connect() did, before switching it to WAL), runs the steps
+ * due and spool.sql's user_version in one transaction, so a crash leaves the old format whole. Writes nothing to a
+ * spool already in this format, so it opens on a full disk. */
 export function openFormat(db, path) {
+  if (steps(db, path).length === 0) return;
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    for (const step of steps(db, path)) STEPS[step](db); // again, under the write lock
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK'); // SQLite may have rolled it back itself (a full disk)
+    throw error;
+  }
+}
+
+/** Each table of the file (SQLite's own left out) → its column names, in order. */
+export function tableColumns(db) {
+  const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    .pluck().all();
+  return new Map(names.map((name) => [name, db.pragma(`table_info("${name}")`).map((column) => column.name)]));
+}
+
+/** The upgrade steps due, or throws SpoolFormatError for a newer format. */
+function steps(db, path) {
   const version = db.pragma('user_version', { simple: true });
-  if (version > FORMAT_VERSION) {
+  const due = upgradeSteps(version, tableColumns(db), FORMAT_VERSION);
+  if (due === null) {
     throw new SpoolFormatError(`${path} is spool format ${version}; this gateway reads up to `
       + `${FORMAT_VERSION}: upgrade the gateway or move the file away`);
   }
-  upgradeFormat1(db);
-  upgradeFormat4(db);
-  upgradeFormat5(db);
-  const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
-  if (!['frames', 'receipt_stamps', 'source_seqs', 'source_counters'].every((table) => tables.has(table))) {
-    db.exec('BEGIN IMMEDIATE');
-    db.exec(SCHEMA_SQL); // in the transaction, every statement IF NOT EXISTS: tables, format version
-    db.exec('COMMIT');
-  }
-  if (db.pragma('user_version', { simple: true }) !== FORMAT_VERSION) db.pragma(`user_version = ${FORMAT_VERSION}`);
+  return due;
 }
 
-/** Format 1 held the values as JSON text, [["temp_in",21.5],["light",3]]: converted once, in place. */
-function upgradeFormat1(db) {
-  const columns = db.pragma('table_info(frames)').map((column) => column.name);
-  if (columns.length === 0 || columns.includes('metrics')) return;
-  db.exec('BEGIN IMMEDIATE');
-  db.exec('ALTER TABLE frames RENAME TO frames_format1');
-  db.exec(SCHEMA_SQL);
+/** Format 1 held the values as JSON text, [["temp_in",21.5],["light",3]]: each row copied with the same id, its
+ * pairs encoded, and no checksum (NULL: unchecked), as every row written before checksums. */
+function copyFormat1Rows(db) {
   const old = db.prepare('SELECT id, source, ts_ms, received_ms, vals FROM frames_format1').all();
-  // Copied without a checksum (NULL: unchecked), as every row written before checksums.
   const insert = db.prepare('INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) '
     + 'VALUES (?, ?, ?, ?, ?, ?)');
   for (const row of old) {
@@ -97,31 +108,20 @@ function upgradeFormat1(db) {
     insert.run(row.id, row.source, row.ts_ms, row.received_ms, metrics, vals);
   }
   db.exec('DROP TABLE frames_format1');
-  db.exec('COMMIT');
 }
 
 /** Format 4 → 5 (spool.md, "Upgrading"): counters bound to their keys. The rows kept get '', bound to the key the
- * gateway next starts with. The column and the version in one transaction. */
+ * gateway next starts with. */
 const ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''";
-
-function upgradeFormat4(db) {
-  const columns = db.prepare('PRAGMA table_info(source_counters)').all().map((column) => column.name);
-  if (columns.length === 0 || columns.includes('key_fingerprint')) return;
-  db.exec('BEGIN IMMEDIATE');
-  db.exec(ADD_KEY_FINGERPRINT);
-  db.pragma('user_version = 5');
-  db.exec('COMMIT');
-}
-
 /** Format 5 → 6: a checksum per frame row. The rows kept get NULL, sent unchecked (a checksum made now would
  * vouch for bytes that may already be damaged). */
 const ADD_CRC = 'ALTER TABLE frames ADD COLUMN crc INTEGER';
 
-function upgradeFormat5(db) {
-  const columns = db.prepare('PRAGMA table_info(frames)').all().map((column) => column.name);
-  if (columns.length === 0 || columns.includes('crc')) return;
-  db.exec('BEGIN IMMEDIATE');
-  db.exec(ADD_CRC);
-  db.pragma('user_version = 6');
-  db.exec('COMMIT');
-}
+/** upgrade-plan.js's steps, each run inside openFormat's transaction (tests may replace one: a step that fails). */
+export const STEPS = {
+  frames_format1_aside: (db) => db.exec('ALTER TABLE frames RENAME TO frames_format1'),
+  add_key_fingerprint: (db) => db.exec(ADD_KEY_FINGERPRINT),
+  add_crc: (db) => db.exec(ADD_CRC),
+  schema: (db) => db.exec(SCHEMA_SQL), // every statement IF NOT EXISTS: tables, format version
+  format1_rows_copied: copyFormat1Rows,
+};

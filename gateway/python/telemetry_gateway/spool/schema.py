@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ..reading_values import pack_values
+from .upgrade_plan import upgrade_steps
 
 SPOOL_SQL = Path(__file__).parent.parent / "contract" / "spool.sql"
 BUSY_TIMEOUT_MS = 5000
@@ -61,8 +62,9 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def open_format(db: sqlite3.Connection, path: Path, synchronous: str) -> None:
-    """Sets up the writer connection and brings the file to FORMAT_VERSION. Nothing here writes to a spool that is
-    already set up, so it opens on a full disk."""
+    """Sets up the writer connection and brings the file to FORMAT_VERSION. A newer format is refused before
+    anything is written to it; nothing here writes to a spool already in this format, so it opens on a full disk."""
+    steps = _steps(db, path)  # a newer format is refused here, before the file is touched
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")
@@ -70,44 +72,41 @@ def open_format(db: sqlite3.Connection, path: Path, synchronous: str) -> None:
     db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own schedule, off the commit path
     # A WAL is reused, not shrunk, after a checkpoint: without a limit it keeps its largest size on the disk.
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
-    _upgrade_format(db, path)
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not {"frames", "receipt_stamps", "source_seqs", "source_counters"} <= tables:  # new, format 2 or 3
+    if steps:
         db.execute("BEGIN IMMEDIATE")
-        _create_tables(db)
-        db.execute("COMMIT")
-    if db.execute("PRAGMA user_version").fetchone()[0] != FORMAT_VERSION:
-        db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+        try:  # every step and spool.sql's user_version in one transaction: a crash leaves the old format whole
+            for step in _steps(db, path):  # again, under the write lock
+                _STEPS[step](db)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                db.execute("ROLLBACK")
+            raise
 
 
-def _upgrade_format(db: sqlite3.Connection, path: Path) -> None:
+def table_columns(db: sqlite3.Connection) -> dict[str, list[str]]:
+    """Each table of the file (SQLite's own left out) → its column names, in order."""
+    names = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
+    return {name: [row[1] for row in db.execute(f'PRAGMA table_info("{name}")')] for (name,) in names}
+
+
+def _steps(db: sqlite3.Connection, path: Path) -> list[str]:
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > FORMAT_VERSION:
+    steps = upgrade_steps(version, table_columns(db), FORMAT_VERSION)
+    if steps is None:
         raise SpoolFormatError(f"{path} is spool format {version}; this gateway reads up to "
                                f"{FORMAT_VERSION}: upgrade the gateway or move the file away")
-    columns = [row[1] for row in db.execute("PRAGMA table_info(frames)")]
-    if columns and "metrics" not in columns:  # format 1: values as JSON text; converted once, in place
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("ALTER TABLE frames RENAME TO frames_format1")
-        _create_tables(db)
-        old = db.execute("SELECT id, source, ts_ms, received_ms, vals FROM frames_format1").fetchall()
-        # Copied without a checksum (NULL: unchecked), as every row written before checksums.
-        db.executemany("INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) VALUES (?, ?, ?, ?, ?, ?)",
-                       [(i, s, ts, r, *pack_values(tuple((k, float(v)) for k, v in json.loads(vals))))
-                        for i, s, ts, r, vals in old])
-        db.execute("DROP TABLE frames_format1")
-        db.execute("COMMIT")
-    counters = [row[1] for row in db.execute("PRAGMA table_info(source_counters)")]
-    if counters and "key_fingerprint" not in counters:  # format 4: counters not yet bound to their keys
-        db.execute("BEGIN IMMEDIATE")
-        db.execute(ADD_KEY_FINGERPRINT)
-        db.execute("PRAGMA user_version = 5")
-        db.execute("COMMIT")
-    if columns and "crc" not in [row[1] for row in db.execute("PRAGMA table_info(frames)")]:  # format 5 or older
-        db.execute("BEGIN IMMEDIATE")
-        db.execute(ADD_CRC)
-        db.execute("PRAGMA user_version = 6")
-        db.execute("COMMIT")
+    return steps
+
+
+def _copy_format1_rows(db: sqlite3.Connection) -> None:
+    """Format 1's values were JSON text, [["temp_in",21.5],["light",3]]: each row copied with the same id, its
+    pairs encoded, and no checksum (NULL: unchecked), as every row written before checksums."""
+    old = db.execute("SELECT id, source, ts_ms, received_ms, vals FROM frames_format1").fetchall()
+    db.executemany("INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals) VALUES (?, ?, ?, ?, ?, ?)",
+                   [(i, s, ts, r, *pack_values(tuple((k, float(v)) for k, v in json.loads(vals))))
+                    for i, s, ts, r, vals in old])
+    db.execute("DROP TABLE frames_format1")
 
 
 def _create_tables(db: sqlite3.Connection) -> None:
@@ -117,3 +116,12 @@ def _create_tables(db: sqlite3.Connection) -> None:
 
 
 create_tables = _create_tables  # for a spool rebuilt from a damaged one (recovery.py)
+
+# upgrade_plan.py's steps (spool.md, "Upgrading"), each run inside open_format's transaction.
+_STEPS = {
+    "frames_format1_aside": lambda db: db.execute("ALTER TABLE frames RENAME TO frames_format1"),
+    "add_key_fingerprint": lambda db: db.execute(ADD_KEY_FINGERPRINT),
+    "add_crc": lambda db: db.execute(ADD_CRC),
+    "schema": _create_tables,
+    "format1_rows_copied": _copy_format1_rows,
+}
