@@ -39,6 +39,7 @@ const DRIVEN = ['day_marks.jsonl', 'hold.jsonl', 'lines.jsonl', 'sequence.jsonl'
   'alerts.jsonl', // alerts.test.js
   'http_requests.jsonl', // http-rules.test.js
   'reading_values.jsonl', // reading-values.test.js
+  'metric_samples.jsonl', // metrics.test.js
   'frame_crc.jsonl', // spool-row-check.test.js
   'spool_upgrade.jsonl']; // spool-upgrade.test.js
 // Not yet implemented in the Node gateway: reported as todo, never silently skipped.

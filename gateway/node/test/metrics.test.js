@@ -3,7 +3,6 @@
 // attribute names of Python's Metrics, the counted histogram, and the /metrics endpoint.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { describe, it } from 'node:test';
@@ -12,48 +11,27 @@ import client from 'prom-client';
 
 import { CountedHistogram, LATENCY_BUCKETS, createMetrics, leText } from '../src/metrics.js';
 import { parseListen, startMetricsServer } from '../src/metrics-server.js';
-import { PYTHON, noPython } from '../test-support/python.js';
+import { contractVectors } from '../test-support/vectors.js';
 
 const CONTRACT = JSON.parse(readFileSync(new URL('../../contract/metrics.json', import.meta.url), 'utf8')).metrics;
 const METRICS_PY = new URL('../../python/telemetry_gateway/metrics.py', import.meta.url);
-const NO_PYTHON = noPython('the Python gateway to compare with');
 
-/** The same observations, in Python (m: a Metrics) and here (m: createMetrics()'s), one statement a line. */
-const USES = [
-  "m.lines_read.labels('/dev/ttyUSB0').inc(3)",
-  "m.status_lines.labels('-').inc()",
-  "m.frames_accepted.labels('v1').inc(2)",
-  "m.frames_accepted.labels('legacy').inc()",
-  "m.rejects.labels('bad_crc').inc()",
-  "m.duplicates.labels('M').inc()",
-  "m.seq_missing.labels('M').inc(2)",
-  "m.board_restarts.labels('M').inc()",
-  "m.seq_conflicts.labels('M').inc()",
-  "m.time_refused.labels('M').inc()",
-  "m.sources_evicted.inc()",
-  "m.sources_tracked.set(7)",
-  "m.rows_written.inc(12)",
-  "m.frames_written.inc(4)",
-  "m.write_errors.labels('timeout').inc()",
-  "m.requests_in_flight.set(2)",
-  "m.write_latency.observe(0.05)",
-  "m.write_latency.observe(0.3)",
-  "m.delivery_latency.observe(0.04, 1000)",
-  "m.cassandra_up.set(1)",
-  "m.input_up.labels('/dev/ttyUSB0').set(1)",
-  "m.spool_frames.set(5)",
-  "m.spool_bytes.set(4096)",
-  "m.spool_full.labels('cap').inc()",
-  "m.reading_paused.set(0)",
-  "m.spool_dropped.inc(9)",
-];
+const VECTORS = contractVectors('metric_samples.jsonl');
 
+/** One use of a vector (metric_samples.jsonl) on m (a createMetrics()'s), its family found by its name. */
+function apply(m, use) {
+  const metric = Object.values(m).find((candidate) => candidate.name === use.family);
+  assert.ok(metric, `no metric ${use.family}`);
+  const labels = Object.keys(use.labels).length ? [use.labels] : [];
+  if ('inc' in use) metric.inc(...labels, use.inc);
+  else if ('set' in use) metric.set(...labels, use.set);
+  else metric.observeMany(use.observe, use.count ?? 1);
+}
+
+/** Every vector's uses on one createMetrics(). */
 function used() {
   const m = createMetrics();
-  for (const use of USES) {
-    // Python's delivery_latency.observe(amount, count) is observeMany here; the rest is the same call.
-    new Function('m', use.replace('delivery_latency.observe', 'delivery_latency.observeMany'))(m);
-  }
+  for (const c of VECTORS) for (const use of c.uses) apply(m, use);
   return m;
 }
 
@@ -113,34 +91,42 @@ describe('createMetrics', () => {
       }
     }
   });
+});
 
-  it('exposes the same samples as the Python gateway\'s Metrics after the same uses', { skip: NO_PYTHON }, async () => {
-    const text = await used().registry.metrics();
-    // Python parses both expositions (its parser reads 1 and 1.0 alike) and says where they differ.
-    const result = spawnSync(PYTHON, ['-c', `
-import json, math, sys
-from prometheus_client import generate_latest
-from prometheus_client.parser import text_string_to_metric_families
-from telemetry_gateway.metrics import Metrics
+/** {family: [[sample, labels, value]]} of an exposition text, in its order (values as the text reads). */
+function exposed(text, contract) {
+  const samples = {};
+  for (const line of text.split('\n').filter((l) => l && !l.startsWith('#'))) {
+    const [, sample, labelText = '', value] = line.match(/^(\w+)(?:\{(.*)\})? (\S+)$/) ?? assert.fail(line);
+    const labels = Object.fromEntries([...labelText.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)]
+      .map((m) => [m[1], m[2].replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c))]));
+    const family = familyOf(contract, sample) ?? assert.fail(`sample ${sample} belongs to no family`);
+    (samples[family.name] ??= []).push([sample, labels, value === '+Inf' ? Infinity : Number(value)]);
+  }
+  return samples;
+}
 
-def families(text):
-    return [(f.name, f.type, f.documentation,
-             sorted((s.name, tuple(sorted(s.labels.items())), s.value) for s in f.samples
-                    if not s.name.endswith("_created")))
-            for f in text_string_to_metric_families(text)]
+/** Samples in one order (the exposition's order is not the contract's): by name, then labels. */
+const sorted = (samples) => samples.map((sample) => [JSON.stringify(sample.slice(0, 2)), sample]).sort()
+  .map(([, sample]) => sample);
 
-m = Metrics()
-for use in json.loads(sys.argv[1]):
-    exec(use)
-ours, theirs = families(sys.stdin.read()), families(generate_latest(m.registry).decode())
-same = len(ours) == len(theirs) and all(
-    a[:3] == b[:3] and len(a[3]) == len(b[3]) and all(
-        x[:2] == y[:2] and math.isclose(x[2], y[2]) for x, y in zip(a[3], b[3])) for a, b in zip(ours, theirs))
-print(json.dumps({"same": same, "node": ours, "python": theirs}))`, JSON.stringify(USES)], { input: text, encoding: 'utf8' });
-    assert.equal(result.status, 0, result.stderr);
-    const { same, node, python } = JSON.parse(result.stdout);
-    if (!same) assert.deepEqual(node, python);
-  });
+// The exposition after given uses: each case's families expose exactly its samples, every other family is as a
+// new gateway exposes it (without labels: its series at 0; with labels: nothing).
+describe('metric_samples.jsonl', () => {
+  const contract = Object.fromEntries(CONTRACT.map((family) => [family.name, family]));
+  for (const c of VECTORS) {
+    it(c.name, async () => {
+      const m = createMetrics();
+      for (const use of c.uses) apply(m, use);
+      const got = exposed(await m.registry.metrics(), contract);
+      for (const family of CONTRACT) {
+        if (family.name in c.expect) {
+          assert.deepStrictEqual(sorted(got[family.name] ?? []), sorted(c.expect[family.name]), family.name);
+        } else if (Object.keys(family.labels).length) assert.equal(got[family.name], undefined, family.name);
+        else assert.ok(got[family.name]?.every(([, , value]) => value === 0), family.name);
+      }
+    });
+  }
 });
 
 describe('CountedHistogram', () => {
