@@ -2,6 +2,7 @@
 // (gateway/contract/logs.md):
 //   2024-05-01T12:00:00.123Z level=WARNING event=line_rejected input=/dev/ttyUSB0 reason=bad_crc line="$T1,..."
 
+import { RateLimit } from './rate-limit.js';
 import { fieldText } from './text-forms.js';
 
 /** The levels (the numbers order them; the names, upper-cased, are what a line says). */
@@ -52,11 +53,9 @@ export function event(level, name, fields = {}) {
 const MAX_SLOTS = 2048;
 
 /**
- * At most one line per key per interval; the next line that gets through says how many were held back
- * (suppressed=N).
- *
- * Keys can come from the input (source names), so their number is bounded: at maxSlots the slots past their
- * interval are forgotten, and while every slot is still live, new keys share one slot per event name.
+ * At most one line per (event, key) per interval; the next line that gets through says how many were held back
+ * (suppressed=N). The rule: rate-limit.js (logs.md, "Rate limiting"). Keys can come from the input (source names):
+ * at most maxSlots are remembered per event, the others share the event's key `*`.
  */
 export class RateLimitedLog {
   /**
@@ -64,12 +63,8 @@ export class RateLimitedLog {
    *   seconds (tests give their own)
    */
   constructor({ intervalS = 10, maxSlots = MAX_SLOTS, now = () => performance.now() / 1000 } = {}) {
-    this.interval = intervalS;
-    this.maxSlots = maxSlots;
+    this.limit = new RateLimit(intervalS, maxSlots);
     this.now = now;
-    this.last = new Map(); // slot -> when its last line went out
-    this.held = new Map(); // slot -> lines held back since
-    this.pruneAfter = 0; // a full table is scanned at most every quarter interval
   }
 
   /**
@@ -81,31 +76,9 @@ export class RateLimitedLog {
    */
   event(level, name, fields = {}) {
     const { key = '', ...rest } = fields;
-    let slot = `${name}/${key}`;
-    const now = this.now();
-    if (!this.last.has(slot) && this.last.size >= this.maxSlots) {
-      if (now >= this.pruneAfter) this.forgetExpired(now);
-      if (this.last.size >= this.maxSlots) slot = `${name}/*`;
-    }
-    if (now - (this.last.get(slot) ?? -1e9) < this.interval) {
-      this.held.set(slot, (this.held.get(slot) ?? 0) + 1);
-      return;
-    }
-    this.last.set(slot, now);
-    const held = this.held.get(slot) ?? 0;
-    this.held.delete(slot);
+    const held = this.limit.admit(this.now(), name, key);
+    if (held === null) return;
     if (held) rest.suppressed = held;
     event(level, name, rest);
-  }
-
-  /** Slots whose interval is over say nothing any more but how many lines they held back: dropped. */
-  forgetExpired(now) {
-    for (const [slot, last] of this.last) {
-      if (now - last >= this.interval) this.last.delete(slot);
-    }
-    for (const slot of this.held.keys()) {
-      if (!this.last.has(slot)) this.held.delete(slot);
-    }
-    this.pruneAfter = now + this.interval / 4;
   }
 }

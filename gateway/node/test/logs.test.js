@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import { RateLimitedLog, event, message, setupLogging } from '../src/logs.js';
+import { RateLimit } from '../src/rate-limit.js';
 import { fieldText } from '../src/text-forms.js';
 import { contractVectors } from '../test-support/vectors.js';
 
@@ -117,11 +118,24 @@ describe('RateLimitedLog', () => {
     let now = 1000;
     const limited = new RateLimitedLog({ intervalS: 10, maxSlots: 100, now: () => now });
     for (let i = 0; i < 5000; i++) limited.event('info', 'seq_gap', { key: `junk${i}`, source: `junk${i}` });
-    assert.ok(limited.last.size <= 101); // the bound, plus the shared slot for the rest
+    assert.equal(limited.limit.remembered('seq_gap'), 100); // the bound; the shared key `*` for the rest
     assert.equal(stream.lines.length, 101); // one line each for the first 100 keys, one for all the others
-    now += 11; // every slot's interval is over: the table is cleared for new keys
+    now += 11; // every key's interval is over: a new key takes the oldest one's place
     limited.event('info', 'seq_gap', { key: 'G', source: 'G' });
-    assert.equal(limited.last.size, 1);
+    assert.equal(limited.limit.remembered('seq_gap'), 100);
     assert.ok(stream.lines.at(-1).endsWith(' level=INFO event=seq_gap source=G\n'));
   });
+});
+
+describe('log_rate_limit.jsonl', () => {
+  for (const c of contractVectors('log_rate_limit.jsonl')) {
+    it(c.name, () => {
+      const limit = new RateLimit(c.params.interval_ms, c.params.max_keys);
+      for (const step of c.steps) {
+        const held = limit.admit(step.at_ms, step.event, step.key);
+        const got = held === null ? { written: false } : { written: true, suppressed: held };
+        assert.deepEqual(got, step.expect, `at ${step.at_ms}: ${step.event} ${step.key}`);
+      }
+    });
+  }
 });

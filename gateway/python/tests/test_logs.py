@@ -12,6 +12,7 @@ from telemetry_gateway import logs
 from telemetry_gateway.inputs import LineHandler
 from telemetry_gateway.logs import LineFormatter, RateLimitedLog, message
 from telemetry_gateway.metrics import Metrics
+from telemetry_gateway.rate_limit import RateLimit
 from telemetry_gateway.text_forms import field_text
 
 
@@ -58,9 +59,22 @@ def test_rate_limited_log_keys_are_bounded(caplog, monkeypatch):
     with caplog.at_level(logging.INFO, logger="telemetry_gateway"):
         for i in range(5000):  # junk sources, each with its own key, all within one interval
             limited.event(logging.INFO, "seq_gap", key=f"junk{i}", source=f"junk{i}")
-        assert len(limited._last) <= 101  # the bound, plus the shared slot for the rest
+        assert limited._limit.remembered("seq_gap") == 100  # the bound; the shared key `*` for the rest
         assert len(caplog.records) == 101  # one line each for the first 100 keys, one for all the others
-        now[0] += 11  # every slot's interval is over: the table is cleared for new keys
+        now[0] += 11  # every key's interval is over: a new key takes the oldest one's place
         limited.event(logging.INFO, "seq_gap", key="G", source="G")
-        assert len(limited._last) == 1
+        assert limited._limit.remembered("seq_gap") == 100
     assert caplog.records[-1].getMessage() == "event=seq_gap source=G"
+
+
+RATE_CASES = [json.loads(line) for line in (CONTRACT_VECTORS / "log_rate_limit.jsonl").read_text("ascii").splitlines()]
+
+
+@pytest.mark.parametrize("case", RATE_CASES, ids=lambda c: c["name"])
+def test_rate_limit_vectors(case):
+    """log_rate_limit.jsonl: (time, event, key) in → written (with suppressed=N) or held back."""
+    limit = RateLimit(case["params"]["interval_ms"], case["params"]["max_keys"])
+    for step in case["steps"]:
+        held = limit.admit(step["at_ms"], step["event"], step["key"])
+        got = {"written": False} if held is None else {"written": True, "suppressed": held}
+        assert got == step["expect"], step
