@@ -40,6 +40,7 @@ const DRIVEN = ['day_marks.jsonl', 'hold.jsonl', 'lines.jsonl', 'sequence.jsonl'
   'http_requests.jsonl', // http-rules.test.js
   'reading_values.jsonl', // reading-values.test.js
   'metric_samples.jsonl', // metrics.test.js
+  'spool_files.jsonl', // spool-files.test.js
   'frame_crc.jsonl', // spool-row-check.test.js
   'spool_upgrade.jsonl', // spool-upgrade.test.js
   'log_rate_limit.jsonl']; // logs.test.js

@@ -1,9 +1,7 @@
-// The SQLite spool on a real file: commit, take, acknowledge, reopen, the size cap, the format, and spools written by
-// the other gateway of this repository read here and the reverse (when the project's venv is there). A really full
-// disk: spool-full-disk.test.js.
+// The SQLite spool on a real file: commit, take, acknowledge, reopen, the size cap, the format. The file as the
+// contract fixes it, written and read: spool-files.test.js. A really full disk: spool-full-disk.test.js.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,25 +12,15 @@ import Database from 'better-sqlite3';
 import { unpackValues } from '../src/reading-values.js';
 import { FORMAT_VERSION, RESERVE_BYTES, Spool, SpoolFormatError, SpoolFull, newFrame } from '../src/spool/index.js';
 import { SCHEMA_SQL, formatVersion } from '../src/spool/schema.js';
-import { PYTHON, noPython } from '../test-support/python.js';
 import { scratchPaths } from '../test-support/scratch.js';
-
-const NO_PYTHON = noPython('cross-gateway spools not checked');
 
 const frames = (n, start = 0, source = 'G') => Array.from({ length: n }, (_, k) => {
   const i = start + k;
   return newFrame(source, 1_000 + i, 2_000 + i, [['temp_in', i + 0.5], ['light', i]]);
 });
-const columns = (f) => [f.source, f.ts_ms, f.received_ms, f.metrics, f.vals.toString('hex')];
 const valuesOf = (f) => unpackValues(f.metrics, f.vals);
 
 const tmpPath = scratchPaths('spool-test-');
-
-function python(script, ...args) {
-  const run = spawnSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout);
-}
 
 describe('spool', () => {
   it('commits, takes, acknowledges and reopens', () => {
@@ -244,87 +232,6 @@ describe('spool schema', () => {
     const script = "-- a comment; with a semicolon\nCREATE TABLE a (x TEXT DEFAULT ';');\nPRAGMA user_version = 7;\n";
     assert.equal(formatVersion(script), 7);
     assert.throws(() => formatVersion(`${script}CREATE TABLE b (y`), /incomplete input/);
-  });
-});
-
-describe('spools of the Python gateway', { skip: NO_PYTHON }, () => {
-  // Prints a spool as Python's Spool takes it: rows (vals in hex), receipt stamps, column types, schema.
-  const DUMP = `
-def dump(spool, path):
-    import json, sqlite3
-    rows = [[f.id, f.source, f.ts_ms, f.received_ms, f.metrics, f.vals.hex()] for f in spool.take(0, 10**6)]
-    stamps = spool.last_receipt_stamps()
-    depth = spool.depth
-    spool.close()
-    db = sqlite3.connect(path)
-    types = db.execute("SELECT DISTINCT typeof(id), typeof(source), typeof(ts_ms), typeof(received_ms), "
-                       "typeof(metrics), typeof(vals) FROM frames").fetchall()
-    schema = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    print(json.dumps({"rows": rows, "stamps": list(stamps.items()), "depth": depth, "types": types,
-                      "schema": schema, "version": version}))
-`;
-  const nodeView = (path) => {
-    const spool = new Spool(path);
-    const view = {
-      rows: spool.take(0, 10 ** 6).map((f) => [f.id, f.source, f.ts_ms, f.received_ms, f.metrics,
-        f.vals.toString('hex')]),
-      stamps: [...spool.lastReceiptStamps()],
-      depth: spool.depth,
-    };
-    spool.close();
-    const db = new Database(path);
-    view.types = db.prepare('SELECT DISTINCT typeof(id), typeof(source), typeof(ts_ms), typeof(received_ms), '
-      + 'typeof(metrics), typeof(vals) FROM frames').raw().all();
-    view.schema = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").raw().all();
-    view.version = db.pragma('user_version', { simple: true });
-    db.close();
-    return view;
-  };
-  const ODD = '[["zero", -0.0], ["nan", float("nan")], ["big", 1.7976931348623157e308], ["tiny", 5e-324]]';
-  const oddValues = [['zero', -0], ['nan', NaN], ['big', Number.MAX_VALUE], ['tiny', Number.MIN_VALUE]];
-
-  it('reads a spool the Python gateway wrote, row for row', () => {
-    const path = tmpPath('python.sqlite');
-    const python_ = python(`${DUMP}
-import sys
-from telemetry_gateway.spool import NewFrame, Spool
-spool = Spool(sys.argv[1])
-many = tuple((f"m{i}", i / 7) for i in range(40))
-spool.commit([NewFrame.of("G", 1_000 + i, 2_000 + i, (("temp_in", i + 0.5), ("light", float(i)))) for i in range(300)]
-             + [NewFrame.of("room-1", 5_000, 5_001, tuple(${ODD})), NewFrame.of("many", 6_000, 6_001, many)],
-             [], {"G": 1_299, "room-1": 5_000})
-first = spool.take(0, 5)
-spool.commit([], [(first[0].id, first[-1].id)])
-spool.close()
-dump(Spool(sys.argv[1]), sys.argv[1])
-`, path);
-    assert.equal(python_.rows.length, 297);
-    assert.deepEqual(nodeView(path), python_);
-    const spool = new Spool(path); // and it goes on where Python left off
-    spool.commit(frames(1, 0, 'N'), []);
-    assert.equal(spool.take(python_.rows.at(-1)[0], 10)[0].id, python_.rows.at(-1)[0] + 1);
-    spool.close();
-  });
-
-  it('writes a spool the Python gateway reads, row for row', () => {
-    const path = tmpPath('node.sqlite');
-    const spool = new Spool(path);
-    const many = Array.from({ length: 40 }, (_, i) => [`m${i}`, i / 7]);
-    spool.commit([...frames(300), newFrame('room-1', 5_000, 5_001, oddValues), newFrame('many', 6_000, 6_001, many)],
-      [], new Map([['G', 1_299], ['room-1', 5_000]]));
-    const first = spool.take(0, 5);
-    spool.commit([], [[first[0].id, first.at(-1).id]]);
-    spool.close();
-    const node = nodeView(path);
-    assert.equal(node.rows.length, 297);
-    assert.deepEqual(node.types, [['integer', 'text', 'integer', 'integer', 'text', 'blob']]);
-    const python_ = python(`${DUMP}
-import sys
-from telemetry_gateway.spool import Spool
-dump(Spool(sys.argv[1]), sys.argv[1])
-`, path);
-    assert.deepEqual(python_, node);
   });
 });
 

@@ -284,6 +284,7 @@ def test_every_vector_file_is_driven():
                         "alerts.jsonl": "test_alerts.py", "http_requests.jsonl": "test_http_rules.py",
                         "reading_values.jsonl": "test_reading_values.py",
                         "metric_samples.jsonl": "test_metric_samples.py",
+                        "spool_files.jsonl": "test_spool_files.py",
                         "frame_crc.jsonl": "test_spool_row_check.py", "spool_upgrade.jsonl": "test_spool_schema.py",
                         "log_rate_limit.jsonl": "test_logs.py"}
     driven = driven_here | set(driven_elsewhere)
