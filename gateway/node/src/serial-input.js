@@ -21,6 +21,7 @@ import { LinuxBinding, LinuxPortBinding } from '@serialport/bindings-cpp';
 
 import { READ_CHUNK } from './line-handler.js';
 import { RateLimitedLog, event } from './logs.js';
+import { ReopenSchedule } from './reopen-schedule.js';
 
 export const WAIT_FOR_DEVICE_MS = 100; // how often a vanished port's path is checked: reopened as soon as it is back
 const ERROR_SHOWN = 160; // characters of an error message that a log line shows
@@ -173,27 +174,26 @@ export class SerialInput {
   }
 
   async run() {
-    let failures = 0;
+    const schedule = new ReopenSchedule(this.backoff, WAIT_FOR_DEVICE_MS);
     while (!this.stopping) {
       if (!existsSync(this.path)) { // unplugged: watch the path, no backoff, reopen the moment it is back
         this.setUp(0);
         this.log.event('warning', 'serial_absent', { key: this.path, port: this.path,
           action: 'waiting for the device; reopened as soon as it appears' });
-        await this.sleep(WAIT_FOR_DEVICE_MS);
+        await this.sleep(schedule.waitMs('absent'));
         continue;
       }
       let device;
       try {
         device = await openSerialDevice(this.path, this.baud);
       } catch (error) {
-        failures += 1;
         this.setUp(0);
         this.log.event('warning', 'serial_unavailable', { key: this.path, port: this.path, error: errorText(error),
           action: 'retrying with backoff' });
-        await this.sleep(this.backoff(failures) * 1000);
+        await this.sleep(schedule.waitMs('fails'));
         continue;
       }
-      failures = 0;
+      schedule.waitMs('opens'); // once the port is lost, it is tried again at once
       this.setUp(1);
       event('info', 'serial_open', { port: this.path, baud: this.baud });
       this.device = device;

@@ -24,6 +24,7 @@ import { LineAssembler } from '../src/line-assembler.js';
 import { createMetrics } from '../src/metrics.js';
 import { CQL } from '../src/reading-batches.js';
 import { packValues } from '../src/reading-values.js';
+import { ReopenSchedule } from '../src/reopen-schedule.js';
 import { REMEMBERED_SEQS, SeqTracker, verdictCounts } from '../src/seq-tracker.js';
 import { Spool, newFrame } from '../src/spool/index.js';
 import { DAY_MS } from '../src/timestamps.js';
@@ -43,7 +44,8 @@ const DRIVEN = ['day_marks.jsonl', 'hold.jsonl', 'lines.jsonl', 'sequence.jsonl'
   'spool_files.jsonl', // spool-files.test.js
   'frame_crc.jsonl', // spool-row-check.test.js
   'spool_upgrade.jsonl', // spool-upgrade.test.js
-  'log_rate_limit.jsonl']; // logs.test.js
+  'log_rate_limit.jsonl', // logs.test.js
+  'serial_reopen.jsonl'];
 // Not yet implemented in the Node gateway: reported as todo, never silently skipped.
 const PENDING = [];
 // The per-source counters a frame may move (metric telemetry_gateway_<name>_total{source}).
@@ -338,6 +340,18 @@ describe('retry.jsonl', () => {
         const delayMs = backoffS(step.failures, c.params.retry_max_s) * 1000;
         assert.ok(Math.abs(delayMs - step.expect.delay_ms) < 1e-6, `after ${step.failures} failures: ${delayMs} ms`);
       }
+    });
+  }
+});
+
+describe('serial_reopen.jsonl', () => {
+  for (const c of contractVectors('serial_reopen.jsonl')) {
+    it(c.name, () => {
+      const schedule = new ReopenSchedule((n) => backoffS(n, c.params.reopen_max_s), c.params.watch_ms);
+      c.steps.forEach((step, n) => {
+        const waitMs = schedule.waitMs(step.attempt);
+        assert.ok(Math.abs(waitMs - step.expect.wait_ms) < 1e-6, `attempt ${n}: ${step.attempt}: ${waitMs} ms`);
+      });
     });
   }
 });

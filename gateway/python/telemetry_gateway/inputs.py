@@ -13,6 +13,7 @@ import serial
 
 from .frame import Decoded, Frame, Reject, Status, decode_line
 from .received import Received
+from .reopen_schedule import ReopenSchedule
 from .line_assembler import LineAssembler
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
@@ -127,24 +128,23 @@ class SerialInput:
         self._log = RateLimitedLog(interval_s=60)
 
     def run(self) -> None:
-        failures = 0
+        schedule = ReopenSchedule(self._backoff, WAIT_FOR_DEVICE_S)
         while not self._stop.is_set():
             if not os.path.exists(self.path):  # unplugged: watch the path, no backoff, reopen the moment it is back
                 self._up.set(0)
                 self._log.event(logging.WARNING, "serial_absent", key=self.path, port=self.path,
                                 action="waiting for the device; reopened as soon as it appears")
-                self._stop.wait(WAIT_FOR_DEVICE_S)
+                self._stop.wait(schedule.wait_s("absent"))
                 continue
             try:
                 port = _KeepInputSerial(self.path, self.baud, timeout=0.2)
             except (serial.SerialException, OSError, ValueError) as error:
-                failures += 1
                 self._up.set(0)
                 self._log.event(logging.WARNING, "serial_unavailable", key=self.path, port=self.path,
                                 error=str(error)[:160], action="retrying with backoff")
-                self._stop.wait(self._backoff(failures))
+                self._stop.wait(schedule.wait_s("fails"))
                 continue
-            failures = 0
+            schedule.wait_s("opens")  # once the port is lost, it is tried again at once
             self._up.set(1)
             event(logging.INFO, "serial_open", port=self.path, baud=self.baud)
             try:

@@ -22,6 +22,7 @@ from telemetry_gateway.line_assembler import LineAssembler
 from telemetry_gateway.metrics import Metrics
 from telemetry_gateway.seq_tracker import REMEMBERED_SEQS
 from telemetry_gateway.reading_values import pack_values
+from telemetry_gateway.reopen_schedule import ReopenSchedule
 from telemetry_gateway.spool import NewFrame, SpooledFrame, Spool
 from telemetry_gateway.timestamps import DAY_MS
 from telemetry_gateway.write_error_kinds import NoHostReachable, condition_name, kind_of
@@ -261,6 +262,16 @@ def test_retry(case):
         assert delay_ms == pytest.approx(step["expect"]["delay_ms"], abs=1e-6), f"after {step['failures']} failures"
 
 
+@cases("serial_reopen.jsonl")
+def test_serial_reopen(case):
+    """serial.md: each attempt's outcome → the wait before the next."""
+    params = case["params"]
+    schedule = ReopenSchedule(lambda n: backoff_s(n, params["reopen_max_s"]), params["watch_ms"] / 1000)
+    for n, step in enumerate(case["steps"]):
+        wait_ms = schedule.wait_s(step["attempt"]) * 1000
+        assert wait_ms == pytest.approx(step["expect"]["wait_ms"], abs=1e-6), f"attempt {n}: {step['attempt']}"
+
+
 def condition(vector):
     """A vector's condition as kind_of takes it: a server error code, a condition's name, or no host reachable."""
     if "server_error" in vector:
@@ -278,7 +289,7 @@ def test_error_kinds(case):
 
 def test_every_vector_file_is_driven():
     driven_here = {"lines.jsonl", "sequence.jsonl", "time.jsonl", "write_plan.jsonl", "hold.jsonl", "day_marks.jsonl",
-                   "retry.jsonl", "error_kinds.jsonl"}
+                   "retry.jsonl", "error_kinds.jsonl", "serial_reopen.jsonl"}
     driven_elsewhere = {"log_fields.jsonl": "test_logs.py", "decode_text.jsonl": "test_decode_command.py",
                         "status_tally.jsonl": "test_status.py", "signing.jsonl": "test_signing.py",
                         "alerts.jsonl": "test_alerts.py", "http_requests.jsonl": "test_http_rules.py",
