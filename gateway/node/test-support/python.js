@@ -1,6 +1,7 @@
-// The project's Python: this clone's .venv (made by `make setup`), for the tests that check the Node gateway against
-// the Python gateway itself or need what only Python offers here (ptys, a datagram socket). Found from this file's
-// own place in the clone, never from a machine path.
+// The project's Python: this clone's .venv (made by `make setup`), for the tests that need an operating-system
+// facility Node lacks (pseudo-terminals, a Unix datagram socket). A tool only: no Node test runs the Python gateway
+// or compares with it; what both gateways must do is in the contract's vectors. Found from this file's own place in
+// the clone, never from a machine path.
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
-// sd_notify through systemd-notify: the datagrams on $NOTIFY_SOCKET are the Python gateway's, byte for byte
-// (checked with a datagram socket held by the project's Python: Node cannot open one); the watchdog interval is
-// read from the environment as Python reads it; no socket, no child; no systemd-notify, one warning.
+// sd_notify through systemd-notify: the datagrams on $NOTIFY_SOCKET are process.md's, byte for byte (read from a
+// datagram socket that a few lines of the project's Python hold, as a tool: Node cannot open one); the watchdog
+// interval is read from the environment as process.md says; no socket, no child; no systemd-notify, one warning.
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -106,7 +106,7 @@ describe('notify', () => {
   });
 
   describe('through a socket', { skip: SKIP_REAL }, () => {
-    it('sends Python\'s datagrams, in order, without blocking the event loop', async () => {
+    it('sends process.md\'s datagrams, in order, without blocking the event loop', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'notify-'));
       const address = join(dir, 'notify.sock');
       const listener = await listen(address);
