@@ -16,7 +16,7 @@ const FAMILIES = new Map(
   JSON.parse(readFileSync(new URL('../contract/metrics.json', import.meta.url), 'utf8')).metrics
     .map((family) => [family.name, family]),
 );
-export const PREFIX = 'telemetry_gateway_';
+const PREFIX = 'telemetry_gateway_';
 
 function family(name) {
   const found = FAMILIES.get(PREFIX + name);
