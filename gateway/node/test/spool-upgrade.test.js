@@ -3,7 +3,10 @@
 // after opening it (or refusing it); and a step that fails leaves the old format whole.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import Database from 'better-sqlite3';
 
@@ -14,6 +17,7 @@ import { scratchPaths } from '../test-support/scratch.js';
 import { contractVectors } from '../test-support/vectors.js';
 
 const tmpPath = scratchPaths('spool-upgrade-');
+const BIN = fileURLToPath(new URL('../bin/telemetry-gateway-node', import.meta.url));
 const CASES = contractVectors('spool_upgrade.jsonl');
 
 /** user_version, journal mode and tables (→ columns) of the file at path, read on a connection of its own. */
@@ -75,5 +79,24 @@ describe('an upgrade that fails midway', () => {
     assert.deepEqual(db.prepare('SELECT * FROM frames').raw().all(),
       [[7, 'G', 1000, 1001, 'n', Buffer.from('3ff0000000000000', 'hex')]]);
     db.close();
+  });
+});
+
+describe('a newer format', () => {
+  it('run logs fatal, says it on stderr and exits 1, the file left as it was (spool.md, "A newer format")', () => {
+    const path = tmpPath('newer.sqlite');
+    makeFile(path, `PRAGMA user_version = ${FORMAT_VERSION + 1};`);
+    const empty = tmpPath('empty.txt');
+    writeFileSync(empty, '');
+    const before = fileState(path);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TELEMETRY_')));
+    const done = spawnSync(process.execPath, [BIN, 'run', '--spool', path, '--input', empty, '--metrics-listen', ''],
+      { env: { ...env, TELEMETRY_CASSANDRA_PORT: '1' }, encoding: 'utf8', timeout: 30_000 });
+    const error = `${path} is spool format ${FORMAT_VERSION + 1}; this gateway reads up to ${FORMAT_VERSION}: `
+      + 'upgrade the gateway or move the file away';
+    assert.equal(done.status, 1, done.stderr);
+    assert.ok(done.stderr.includes(`level=ERROR event=fatal error="${error}"`), done.stderr);
+    assert.ok(done.stderr.endsWith(`telemetry-gateway-node: ${error}\n`), done.stderr);
+    assert.deepEqual(fileState(path), before);
   });
 });

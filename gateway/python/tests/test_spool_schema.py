@@ -2,7 +2,10 @@
 older file is upgraded by the contract's vectors, in one transaction, and a newer one refused untouched."""
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,22 @@ def test_an_upgrade_that_fails_midway_leaves_the_old_format_whole(tmp_path, monk
     assert file_state(path) == {**before, "journal_mode": "wal"} and before["user_version"] == 3
     assert sqlite3.connect(path).execute("SELECT * FROM frames").fetchall() == [(7, "G", 1000, 1001, "n",
                                                                                  bytes.fromhex("3ff0000000000000"))]
+
+
+def test_run_on_a_newer_spool_logs_fatal_and_exits_1_leaving_it_untouched(tmp_path):
+    """spool.md, "A newer format": the `fatal` line, the same text on stderr, exit status 1, the file as it was."""
+    spool, empty = tmp_path / "newer.sqlite", tmp_path / "empty.txt"
+    made = sqlite3.connect(spool)
+    made.execute(f"PRAGMA user_version = {FORMAT_VERSION + 1}")
+    made.close()
+    empty.write_bytes(b"")
+    before = file_state(spool)
+    done = subprocess.run([sys.executable, "-m", "telemetry_gateway", "run", "--spool", str(spool), "--input", str(empty),
+                           "--metrics-listen", ""], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "TELEMETRY_CASSANDRA_PORT": "1"})
+    error = f"{spool} is spool format {FORMAT_VERSION + 1}; this gateway reads up to {FORMAT_VERSION}: " \
+            "upgrade the gateway or move the file away"
+    assert done.returncode == 1, done.stderr
+    assert f'level=ERROR event=fatal error="{error}"' in done.stderr
+    assert done.stderr.endswith(f"telemetry-gateway: {error}\n")
+    assert file_state(spool) == before
