@@ -1,5 +1,5 @@
-// The statements the gateway writes with (gateway/contract/cassandra-writes.md, character for character), and their
-// parameters, as cassandra-driver takes them.
+// The statements the gateway writes with (gateway/contract/statements.cql, read from it), and their parameters, as
+// cassandra-driver takes them.
 //
 // A statement is {query, params} for one row or {queries: [{query, params}, ...], logged: false} for an UNLOGGED
 // batch: every batch here holds rows of one partition, which Cassandra applies as one mutation on one replica set.
@@ -13,19 +13,18 @@
 //   the driver takes in local time;
 // - USING TIMESTAMP (CQL bigint): a Long (latest-rows.js), exact past 2^53 µs.
 
+import { STATEMENTS } from './contract-constants.js';
 import { markInstant } from './day-marks.js';
 import { EncodedRows, encodedBatchItem } from './encoded-batch.js';
 import { metricNames } from './reading-values.js';
 import { utcDayNumber } from './timestamps.js';
 
-/** The CQL texts, the contract's (cassandra-writes.md, Statements). */
+/** The CQL texts, the contract's (statements.cql). */
 export const CQL = Object.freeze({
-  reading: 'INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)',
-  sourceDay: 'INSERT INTO source_days (day, source) VALUES (?, ?)',
-  // The reading's own time as write timestamp: an older reading replayed later never wins.
-  latest: 'INSERT INTO latest (source, metric, ts, value) VALUES (?, ?, ?, ?) USING TIMESTAMP ?',
-  // For incremental analytics (schema/002): which partitions were written, by hour of writing.
-  dayChange: 'INSERT INTO day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)',
+  reading: STATEMENTS.reading,
+  sourceDay: STATEMENTS.source_day,
+  latest: STATEMENTS.latest, // the reading's own time as write timestamp: an older reading replayed later never wins
+  dayChange: STATEMENTS.day_change, // which partitions were written, by hour of writing (day-marks.md)
 });
 
 // A frame layout's metric names as their UTF-8 bytes: a few layouts, each encoded once (bounded like the

@@ -63,10 +63,11 @@ function assertWire(statement, expected) {
 const frame = (id, source, ts, values) => ({ id, source, ts_ms: ts, received_ms: 0, ...packValues(values) });
 
 describe('the CQL texts', () => {
-  it("are the contract's (cassandra-writes.md, Statements)", () => {
-    const contract = readFileSync(`${REPO}gateway/contract/cassandra-writes.md`, 'utf8');
-    const [, block] = contract.match(/```cql\n([\s\S]*?)```/);
-    assert.deepEqual(block.trim().split('\n'), [CQL.reading, CQL.sourceDay, CQL.latest, CQL.dayChange]);
+  it("are the contract's (statements.cql)", () => {
+    const contract = readFileSync(`${REPO}gateway/contract/statements.cql`, 'utf8');
+    const declared = [...contract.matchAll(/^-- name: (\w+)\n([^;]+);/gm)].map(([, name, text]) => [name, text.trim()]);
+    assert.deepEqual(declared, [['reading', CQL.reading], ['source_day', CQL.sourceDay], ['latest', CQL.latest],
+      ['day_change', CQL.dayChange]]);
   });
 
   it('name only columns the schema has', () => {

@@ -16,6 +16,10 @@ from telemetry_cassandra import TlsFileError, connect_cluster
 from .backoff import backoff_s
 from .config import CassandraConfig, read_credentials
 from .config_error import ConfigError
+from .contract_constants import STATEMENTS, contract_seconds
+
+
+CONNECT_TIMEOUT_S = contract_seconds("connect_timeout_ms")  # the contract's, for every connection
 
 
 @dataclass
@@ -52,21 +56,14 @@ def build_cluster(config: CassandraConfig) -> Cluster:
             tls_ca=config.tls_ca or None, tls_cert=config.tls_cert or None, tls_key=config.tls_key or None,
             execution_profiles={EXEC_PROFILE_DEFAULT: profile},
             reconnection_policy=BackoffReconnectionPolicy(config.retry_max_s),
-            connect_timeout=5, control_connection_timeout=5,  # the contract's, for every connection
+            connect_timeout=CONNECT_TIMEOUT_S, control_connection_timeout=CONNECT_TIMEOUT_S,
         )
     except TlsFileError as error:
         raise ConfigError(f"cassandra.{error.setting}", "unreadable", str(error)) from None
 
 
-# The contract's statements (gateway/contract/cassandra-writes.md, Statements), character for character.
-CQL = Statements(
-    reading="INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?)",
-    source_day="INSERT INTO source_days (day, source) VALUES (?, ?)",
-    # The reading's own time as write timestamp: an older reading replayed later never wins.
-    latest="INSERT INTO latest (source, metric, ts, value) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
-    # For incremental analytics (schema/002): which partitions were written, by hour of writing.
-    day_change="INSERT INTO day_changes (bucket, day, source, written_at) VALUES (?, ?, ?, ?)",
-)
+# The contract's statements (gateway/contract/statements.cql), as read from it.
+CQL = Statements(**STATEMENTS)
 
 
 def prepare(session: Session) -> Statements:

@@ -94,7 +94,7 @@ def with_encoded_rows(handler: type) -> type:
 
 class ReadingBatchEncoder:
     def __init__(self, session: Session, insert: PreparedStatement) -> None:
-        """insert: INSERT INTO readings (source, day, metric, ts, value) VALUES (?, ?, ?, ?, ?), prepared by the
+        """insert: statements.cql's `reading` statement, prepared by the
         session, which from now on can send the batches."""
         if not issubclass(session.client_protocol_handler, _EncodedRowsHandler):
             session.client_protocol_handler = with_encoded_rows(session.client_protocol_handler)

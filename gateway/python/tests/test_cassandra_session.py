@@ -3,7 +3,6 @@ schedule, and the options the gateway sets reach the driver (no connection is ma
 
 import itertools
 import re
-from dataclasses import astuple
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,13 @@ from telemetry_gateway.cassandra_session import CQL, BackoffReconnectionPolicy, 
 from telemetry_gateway.config import ConfigError, load_config
 
 
-CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "cassandra-writes.md"
+CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "statements.cql"
 
 
 def test_the_statements_are_the_contracts():
-    block = re.search(r"```cql\n(.*?)```", CONTRACT.read_text(encoding="utf-8"), re.S).group(1)
-    assert block.strip().split("\n") == list(astuple(CQL))
+    declared = re.findall(r"^-- name: (\w+)\n([^;]+);", CONTRACT.read_text(encoding="utf-8"), re.M)
+    assert [(name, " ".join(text.split())) for name, text in declared] == list(vars(CQL).items())
+    assert [name for name, _ in declared] == ["reading", "source_day", "latest", "day_change"]
 
 
 def first_delays(policy, n):
