@@ -14,7 +14,7 @@ from typing import Callable, Mapping
 
 from .alert_rules import AlertRule
 from .alert_states import Transition
-from .logs import RateLimitedLog
+from .logs import ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog
 from .text_forms import field_text
 from .timestamps import iso_ms
 
@@ -76,7 +76,7 @@ class AlertCommands:
         self._running: dict[str, subprocess.Popen | None] = {}  # rule -> its run's process (None: starting)
         self._threads: list[threading.Thread] = []
         self._stopped = False
-        self._log = RateLimitedLog(interval_s=60)
+        self._log = RateLimitedLog(interval_s=LONG_INTERVAL_S)
 
     def submit(self, transition: Transition) -> None:
         """Run the rule's command for this transition now, or after the run in flight (never blocks)."""
@@ -111,7 +111,7 @@ class AlertCommands:
                 self._on_failure(name)
                 self._log.event(logging.WARNING, "alert_command_failed", key=name, rule=name,
                                 source=transition.source, state=transition.state, reason=reason,
-                                detail=detail[:160], action="check the rule's command; the alert itself stands")
+                                detail=detail[:ERROR_CHARS], action="check the rule's command; the alert itself stands")
 
     def _started(self, name: str, process: subprocess.Popen) -> None:
         with self._lock:

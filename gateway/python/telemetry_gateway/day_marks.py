@@ -12,11 +12,14 @@ from collections import OrderedDict
 from datetime import date
 from typing import Iterable
 
+from .contract_constants import contract_number, contract_seconds
+
+
 # Half the analytics' default --clock-skew (600 s): every readings write completes within MARK_FRESH_S plus one
 # request timeout of its mark's written_at, well inside the margin the daily job allows.
-MARK_FRESH_S = 300.0
+MARK_FRESH_S = contract_seconds("mark_fresh_ms")
 # (source, day) pairs remembered; past it the oldest are forgotten (they only get a mark again).
-MARKS_MAX = 10_000
+MARKS_MAX = contract_number("day_marks_max")
 HOUR_MS = 3_600_000
 
 Day = tuple[str, date]

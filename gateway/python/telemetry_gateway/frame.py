@@ -14,18 +14,12 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
+from .contract_constants import contract_number
 from .reading_values import doubles_struct, pack_values, unpack_values
 from .signed_frame import Signature, decode_payload
 
-MAX_LINE_BYTES = 200
-SEQ_MODULUS = 65536
-
-DECODE_REJECT_REASONS = (
-    "too_long", "empty", "no_frame", "bad_syntax", "bad_crc", "bad_version", "bad_source", "bad_seq",
-    "bad_key", "duplicate_key", "bad_value", "bad_time", "no_values", "bad_json", "wrong_destination", "bad_payload",
-)
-# A CSV port's lines (room_csv.py, PROTOCOL.md section 7); an over-long one is too_long like any line.
-CSV_REJECT_REASONS = ("csv_column_count", "csv_empty_field", "csv_bad_number")
+MAX_LINE_BYTES = contract_number("line_bytes_max")
+SEQ_MODULUS = contract_number("seq_modulus")
 
 _SOURCE = re.compile(rb"[A-Za-z0-9_-]{1,32}")
 _SEQ = re.compile(rb"0|[1-9][0-9]{0,4}")

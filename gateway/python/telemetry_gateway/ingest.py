@@ -18,6 +18,7 @@ import threading
 import time
 
 from .config import Config
+from .contract_constants import contract_seconds
 from .counter_keys_log import log_counter_keys
 from .frame_acceptor import FrameAcceptor
 from .signing import Verifier
@@ -42,9 +43,10 @@ RETRY_S = 0.5  # after a commit found no room at all
 # in flight, so that the commit deleting them empties the file and the new frames are held. They wait as a batch
 # group does for its commit (read, not yet spooled, their reads' credits not given back: what a crash can lose
 # stays bounded by the credits). Past it they are committed, and resuming is tried again RESUME_RETRY_S later.
-RESUME_WAIT_S = 0.05
+RESUME_WAIT_S = contract_seconds("ack_wait_max_ms")
 RESUME_RETRY_S = 1.0
-STOP_GRACE_S = 10.0  # at shutdown, how long a commit that finds no room is retried before its frames are given up
+# At shutdown, how long a commit that finds no room is retried before its frames are given up.
+STOP_GRACE_S = contract_seconds("stop_grace_ms")
 FAILPOINT = "TELEMETRY_GATEWAY_FAILPOINT"  # the conformance harness's test hook (spool.md, "Every stop ...")
 
 

@@ -11,11 +11,12 @@ from typing import Callable
 
 import serial
 
+from .contract_constants import contract_number, contract_seconds
 from .frame import Decoded, Frame, Reject, Status, decode_line
 from .received import Received
 from .reopen_schedule import ReopenSchedule
 from .line_assembler import LineAssembler
-from .logs import RateLimitedLog, event
+from .logs import ERROR_CHARS, LINE_SHOWN_BYTES, LONG_INTERVAL_S, RateLimitedLog, event
 from .metrics import Metrics
 
 READ_CHUNK = 16384  # a read's frames travel together to the ingest queue: this bounds one item
@@ -23,9 +24,10 @@ READ_CHUNK = 16384  # a read's frames travel together to the ingest queue: this 
 # read's frames are committed. A serial port's bytes are safe in the kernel until read, so a crash loses at most
 # these reads (one being committed, one waiting: a few ms of input); while the spool has no room the credits are
 # held back and reading pauses with nothing in memory. A file can be replayed: it may read further ahead.
-SERIAL_CREDITS = 2
-STREAM_CREDITS = 32
-WAIT_FOR_DEVICE_S = 0.1  # how often a vanished port's path is checked: reopened as soon as it is back
+SERIAL_CREDITS = contract_number("serial_read_credits")
+STREAM_CREDITS = contract_number("stream_read_credits")
+# How often a vanished port's path is checked: reopened as soon as it is back.
+WAIT_FOR_DEVICE_S = contract_seconds("device_watch_ms")
 
 
 class _KeepInputSerial(serial.Serial):
@@ -114,7 +116,7 @@ class LineHandler:
         self._metrics.rejects.labels(reason).inc(count)
         # latin-1: one character per byte, so logs escapes each control or non-ASCII byte as itself (\x1b, \xff)
         self._log.event(logging.WARNING, "line_rejected", key=f"{self.name}/{reason}", input=self.name,
-                        reason=reason, line=line[:80].decode("latin-1"))
+                        reason=reason, line=line[:LINE_SHOWN_BYTES].decode("latin-1"))
 
 
 class SerialInput:
@@ -125,7 +127,7 @@ class SerialInput:
         self._stop = stop
         self._backoff = backoff
         self._up = up_gauge
-        self._log = RateLimitedLog(interval_s=60)
+        self._log = RateLimitedLog(interval_s=LONG_INTERVAL_S)
 
     def run(self) -> None:
         schedule = ReopenSchedule(self._backoff, WAIT_FOR_DEVICE_S)
@@ -141,7 +143,7 @@ class SerialInput:
             except (serial.SerialException, OSError, ValueError) as error:
                 self._up.set(0)
                 self._log.event(logging.WARNING, "serial_unavailable", key=self.path, port=self.path,
-                                error=str(error)[:160], action="retrying with backoff")
+                                error=str(error)[:ERROR_CHARS], action="retrying with backoff")
                 self._stop.wait(schedule.wait_s("fails"))
                 continue
             schedule.wait_s("opens")  # once the port is lost, it is tried again at once
@@ -150,7 +152,7 @@ class SerialInput:
             try:
                 self._read(port)
             except (serial.SerialException, OSError) as error:
-                event(logging.WARNING, "serial_lost", port=self.path, error=str(error)[:160],
+                event(logging.WARNING, "serial_lost", port=self.path, error=str(error)[:ERROR_CHARS],
                       action="reopening when the device is back")
             finally:
                 self._up.set(0)

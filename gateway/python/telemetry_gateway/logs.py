@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 
+from .contract_constants import contract_number, contract_seconds
 from .rate_limit import RateLimit
 from .text_forms import field_text
 from .timestamps import iso_ms
@@ -43,7 +44,13 @@ def event(level: int, name: str, **fields: object) -> None:
     log.log(level, message(name, fields))
 
 
-MAX_SLOTS = 2048  # keys (often source names) remembered by one RateLimitedLog
+MAX_SLOTS = contract_number("log_keys_max")  # keys (often source names) remembered by one RateLimitedLog
+INTERVAL_S = contract_seconds("log_interval_ms")
+LONG_INTERVAL_S = contract_seconds("log_interval_long_ms")  # the events logs.md marks 60 s
+# What a log line shows of a long value (logs.md, "Events").
+LINE_SHOWN_BYTES = contract_number("log_line_shown_bytes")
+ERROR_CHARS = contract_number("log_error_chars")
+DETAIL_CHARS = contract_number("log_detail_chars")
 
 
 class RateLimitedLog:
@@ -51,7 +58,7 @@ class RateLimitedLog:
     (rate_limit.py: the rule, logs.md "Rate limiting"). Keys can come from the input (source names): at most
     max_slots are remembered per event, the others share the event's key `*`."""
 
-    def __init__(self, interval_s: float = 10.0, max_slots: int = MAX_SLOTS) -> None:
+    def __init__(self, interval_s: float = INTERVAL_S, max_slots: int = MAX_SLOTS) -> None:
         self._limit = RateLimit(interval_s, max_slots)
         self._lock = threading.Lock()
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import logging
 import threading
 
+from .contract_constants import contract_number
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
 from .spool import Spool
 
+DROP_MIN_FRAMES = contract_number("drop_oldest_min_frames")  # when_full = drop_oldest: 1 %, at least this
 ROOM_CHECK_S = 0.25  # while reading is paused, how often the spool is asked whether there is room again
 
 
@@ -55,7 +57,7 @@ class ReadingPause:
                 self._metrics.reading_paused.set(0)
             return True
         if room == "cap" and self._drop_oldest and self._spool.depth:
-            dropped = self._spool.drop_oldest(max(self._spool.depth // 100, 100))
+            dropped = self._spool.drop_oldest(max(self._spool.depth // 100, DROP_MIN_FRAMES))
             self._metrics.spool_dropped.inc(dropped)
             self._metrics.spool_full.labels(room).inc()
             self._log.event(logging.WARNING, "spool_full_dropped_oldest", kind=room, dropped=dropped)

@@ -25,9 +25,10 @@ from cassandra.query import BatchStatement, BatchType, Statement
 
 from .backoff import backoff_s
 from .cassandra_session import Statements, prepare
+from .contract_constants import contract_number, contract_seconds
 from .day_marks import mark_instant
 from .latest_rows import LatestRows, latest_batches
-from .logs import RateLimitedLog, event
+from .logs import LONG_INTERVAL_S, RateLimitedLog, event
 from .mark_gate import MarkGate
 from .metrics import Metrics
 from .reading_batches import ReadingBatchEncoder
@@ -49,10 +50,12 @@ CONNECT_ACTIONS = {
 # holds a frame or two, and a write of it per chunk would multiply the requests a small gateway sends.
 DAMAGED_ROW_ACTION = ("a frame row in the spool failed its checksum (a damaged SD card?): it was not sent and was "
                       "deleted; check the card")
-LATEST_FLUSH_S = 2.0
+LATEST_FLUSH_S = contract_seconds("latest_flush_ms")
 # The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
 # retries) when due. A Pi's gateway is idle most of the time, and every wake-up of a thread costs CPU.
 IDLE_S = 1.0
+DRAIN_TIMEOUT_S = contract_seconds("sender_drain_ms")  # at a stop, the most the writes in flight are waited for
+CHUNK_FRAMES_MIN = contract_number("chunk_frames_min")
 BUSY_WAIT_S = 0.05  # while the spool may hold more than was taken
 _RECEIVED_MS = attrgetter("received_ms")
 
@@ -73,7 +76,7 @@ class Sender:
         self._link_ok = False
         self.last_error: tuple[str, int] | None = None  # (error kind, wall ms) of the last failure: status page
         self._log = RateLimitedLog()
-        self._damage_log = RateLimitedLog(60.0)  # spool_frame_damaged: logs.md, one line a minute
+        self._damage_log = RateLimitedLog(LONG_INTERVAL_S)  # spool_frame_damaged: logs.md, one line a minute
         self._cluster: Cluster | None = None
         self._session: Session | None = None
         self._statements: Statements | None = None
@@ -90,7 +93,7 @@ class Sender:
         # Whether the spool may hold frames above the cursor: set by the ingest's nudge and by a full take, so
         # the many wake-ups for answers do not each query the spool.
         self._more = True
-        self._chunk_frames = max(100, max_in_flight * batch_rows // 2)
+        self._chunk_frames = max(CHUNK_FRAMES_MIN, max_in_flight * batch_rows // 2)
         self.heartbeat = time.monotonic()
 
     # --- called from other threads -------------------------------------------------------------------------
@@ -113,7 +116,7 @@ class Sender:
             self._on_link(ok)
 
     # --- the sender thread ---------------------------------------------------------------------------------
-    def run(self, drain_timeout_s: float = 15.0) -> None:
+    def run(self, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
         try:
             while not self._stop.is_set():
                 self.heartbeat = time.monotonic()

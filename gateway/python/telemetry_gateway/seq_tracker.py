@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import NamedTuple
 
+from .contract_constants import contract_number
 from .frame import SEQ_MODULUS
 
 _LAST_SEQ = SEQ_MODULUS - 1
 # Seqs remembered per source (a contract number: gateway/contract/vectors/sequence.jsonl). A retransmission comes
 # moments later, a few frames on at most; a bound keeps a source's memory a few words whatever the window.
-REMEMBERED_SEQS = 64
+REMEMBERED_SEQS = contract_number("remembered_seqs")
 
 
 class SeqVerdict(NamedTuple):  # one per frame: a tuple is the cheapest immutable record

@@ -18,10 +18,11 @@ import time
 from .cassandra_session import build_cluster
 from .alerting import Alerting
 from .config import Config
+from .contract_constants import contract_seconds
 from .ingest import Ingest
 from .inputs import SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput
 from .backoff import backoff_s
-from .logs import RateLimitedLog, event
+from .logs import ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event
 from .metrics import Metrics
 from .room_csv import line_decoder
 from .sender import Sender
@@ -33,12 +34,15 @@ from .status_server import start_status_server
 from .systemd_notify import SystemdNotifier
 from .version import IMPLEMENTATION, VERSION
 
-STALL_S = 30.0  # a stage whose loop has not turned for this long is stuck: stop feeding the watchdog
-CHECKPOINT_S = 1.0  # with fsync = batch, checkpoints only keep the WAL small
+# A stage whose loop has not turned for this long is stuck: stop feeding the watchdog.
+STALL_S = contract_seconds("stage_stall_ms")
+CHECKPOINT_S = contract_seconds("checkpoint_period_ms")  # with fsync = batch, checkpoints only keep the WAL small
 
 
-SPOOL_OPEN_RETRY_S = 2.0
-INPUTS_STOP_S = 2.0  # at stop, how long stuck inputs are waited for, all together (process.md: the stop goes on)
+SPOOL_OPEN_RETRY_S = contract_seconds("spool_open_retry_ms")
+# At stop, how long stuck inputs are waited for, all together (process.md: the stop goes on).
+INPUTS_STOP_S = contract_seconds("inputs_stop_ms")
+INPUTS_DRAIN_S = contract_seconds("inputs_drain_ms")  # then how long the ingest gets to take what they handed over
 # What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
 UNCLEAN_STOP_ACTIONS = {
     "deferred": "the last run did not stop cleanly: frames it read in its last fsync_interval_ms that Cassandra "
@@ -59,7 +63,7 @@ def _locked(tally, read):
 def open_spool(config: Config) -> Spool:
     """The spool, retried while it cannot be opened for lack of disk space (a spool without its reserve on a
     disk filled to the last block): the gateway waits for room instead of exiting in a restart loop."""
-    log = RateLimitedLog(interval_s=60)
+    log = RateLimitedLog(interval_s=LONG_INTERVAL_S)
     while True:
         try:
             return Spool(config.spool.path, config.spool.fsync, int(config.spool.max_mb * 1024 * 1024),
@@ -67,7 +71,7 @@ def open_spool(config: Config) -> Spool:
         except sqlite3.OperationalError as error:
             if "full" not in str(error) and "disk I/O" not in str(error):
                 raise
-            log.event(logging.ERROR, "spool_unavailable", spool=config.spool.path, error=str(error)[:160],
+            log.event(logging.ERROR, "spool_unavailable", spool=config.spool.path, error=str(error)[:ERROR_CHARS],
                       action="free disk space; retrying")
             time.sleep(SPOOL_OPEN_RETRY_S)
 
@@ -123,7 +127,7 @@ class Gateway:
             try:
                 self.spool.checkpoint()
             except sqlite3.Error as error:  # e.g. a full disk: the WAL keeps the frames; the next call retries
-                self._checkpoint_log.event(logging.WARNING, "spool_checkpoint_failed", error=str(error)[:160],
+                self._checkpoint_log.event(logging.WARNING, "spool_checkpoint_failed", error=str(error)[:ERROR_CHARS],
                                            action="retrying; the frames stay in the WAL meanwhile")
 
     def _link_changed(self, ok: bool) -> None:
@@ -199,7 +203,7 @@ class Gateway:
         inputs_deadline = time.monotonic() + INPUTS_STOP_S
         for thread in self._inputs:
             thread.join(timeout=max(0.0, inputs_deadline - time.monotonic()))
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + INPUTS_DRAIN_S
         while not self.ingest.queue.empty() and time.monotonic() < deadline:
             time.sleep(0.02)
         self.sender.stop()

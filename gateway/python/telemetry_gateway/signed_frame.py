@@ -10,11 +10,13 @@ import re
 import struct
 from typing import NamedTuple
 
-PAYLOAD_VERSION = 2
-HEADER_BYTES = 11  # version, node id, seq, counter, vbat, send failures
-TAG_BYTES = 6
-METRIC_BYTES = 3
-MAX_METRICS = 5
+from .contract_constants import contract_number
+
+PAYLOAD_VERSION = contract_number("signed_payload_version")
+HEADER_BYTES = contract_number("signed_header_bytes")  # version, node id, seq, counter, vbat, send failures
+TAG_BYTES = contract_number("signed_tag_bytes")
+METRIC_BYTES = contract_number("signed_metric_bytes")
+MAX_METRICS = contract_number("signed_metrics_max")
 _HEADER = struct.Struct("<BBHIHB")
 _METRIC = struct.Struct("<Bh")
 _HEX = re.compile(rb"(?:[0-9A-F]{2})+")

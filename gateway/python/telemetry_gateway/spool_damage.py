@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from .logs import event
+from .logs import DETAIL_CHARS, event
 from .metrics import Metrics
 from .spool import Recovered
 
@@ -21,7 +21,7 @@ def report_damage(recovered: Recovered | None, metrics: Metrics) -> None:
     metrics.spool_recovered_frames.inc(recovered.frames)
     metrics.spool_invalid_frames.inc(recovered.frames_invalid)
     lost = recovered.frames_skipped_ids
-    event(logging.ERROR, "spool_damaged", moved_to=str(recovered.aside), detail=recovered.detail[:300],
+    event(logging.ERROR, "spool_damaged", moved_to=str(recovered.aside), detail=recovered.detail[:DETAIL_CHARS],
           frames_recovered=recovered.frames, frames_invalid=recovered.frames_invalid,
           frames_lost_at_most=None if lost < 0 else lost + recovered.frames_invalid,
           stamps=recovered.stamps, seqs=recovered.seqs, counters=recovered.counters,

@@ -15,24 +15,26 @@ import h11
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from .contract_constants import contract_number, contract_seconds
 from .http_rules import CLOSING, Request, decide, listener, page_csp
-from .logs import RateLimitedLog
+from .logs import ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog
 from .status_page import PAGE, StatusPage
 
-MAX_HEAD = 8192
-HEAD_TIMEOUT_S = 5.0
-MAX_CONNECTIONS = 64
-UNREAD_TIMEOUT_S = 5.0  # an answer the client does not take within this closes the connection
+MAX_HEAD = contract_number("http_head_bytes_max")
+HEAD_TIMEOUT_S = contract_seconds("http_head_timeout_ms")
+MAX_CONNECTIONS = contract_number("http_connections_max")
+# An answer the client does not take within this closes the connection.
+UNREAD_TIMEOUT_S = contract_seconds("http_unread_timeout_ms")
 SEND_BUFFER = 256 * 1024  # answers a client may leave unread in the kernel, so the timeout above starts soon
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
            413: "Content Too Large", 421: "Misdirected Request", 431: "Request Header Fields Too Large",
            500: "Internal Server Error"}
 TEXTS = {404: "not found; try /, /status.json or /metrics", 405: "only GET and HEAD",
          421: "this Host name is not served here (status.md: [metrics] host_names)",
-         431: "the request head is over 8192 bytes", 413: "no request body is read here",
+         431: f"the request head is over {MAX_HEAD} bytes", 413: "no request body is read here",
          408: "the request head took over 5 s", 400: "bad request"}
 PAGE_CSP = page_csp(PAGE)
-LOG = RateLimitedLog(60.0)
+LOG = RateLimitedLog(LONG_INTERVAL_S)
 # What h11 lets through but RFC 9112 lets a server refuse (status.md, rule 1): bare LF line ends, a CR or another
 # control character that ends no line, folded lines, and a Content-Length given more than once.
 _BAD_BYTE = re.compile(rb"(?<!\r)\n|\r(?!\n|$)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -155,7 +157,7 @@ class StatusServer:
         except (Closed, OSError):
             pass
         except Exception as error:  # a bug: this connection ends, the listener and the gateway run on
-            LOG.event(logging.WARNING, "status_request_failed", error=repr(error)[:160])
+            LOG.event(logging.WARNING, "status_request_failed", error=repr(error)[:ERROR_CHARS])
         finally:
             self.slots.release()
 

@@ -9,9 +9,13 @@ from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-WINDOW_S = 300  # frames per minute are counted over the last 300 whole seconds, the current one included
-BURST = 5  # refused frames of one source in the window that make a burst (status.md: someone on the air, or a
-# board set up wrong)
+from .contract_constants import contract_number, contract_seconds
+
+# Frames per minute are counted over the last WINDOW_S whole seconds, the current one included.
+WINDOW_S = round(contract_seconds("status_window_ms"))
+# Refused frames of one source in the window that make a burst (status.md: someone on the air, or a board set up
+# wrong).
+BURST = contract_number("refused_burst_frames")
 
 
 @dataclass

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
+from .contract_constants import contract_number
 from .request_pump import Request
 from .spool import SpooledFrame
 
-KNOWN_DAYS_MAX = 10_000  # (source, day) pairs whose source_days row is known written; cleared past it
+# (source, day) pairs whose source_days row is known written; cleared past it.
+KNOWN_DAYS_MAX = contract_number("known_days_max")
 
 
 @dataclass

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from telemetry_gateway.frame import DECODE_REJECT_REASONS, Frame, Status, crc16_ccitt_false, decode_line
+from telemetry_gateway.contract_constants import REJECT_REASONS
+from telemetry_gateway.frame import Frame, Status, crc16_ccitt_false, decode_line
 
 VECTORS = Path(__file__).resolve().parents[3] / "firmware" / "protocol" / "vectors"
 
@@ -54,4 +55,4 @@ def test_decode(case):
 def test_vectors_cover_every_reject_reason():
     doc = json.loads((VECTORS / "decode.json").read_text(encoding="ascii"))
     covered = {c["expect"]["reason"] for c in doc["cases"] if c["expect"]["kind"] == "reject"}
-    assert covered == set(DECODE_REJECT_REASONS)
+    assert covered == set(REJECT_REASONS["decode"])

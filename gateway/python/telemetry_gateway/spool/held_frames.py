@@ -11,10 +11,13 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Iterable
 
+from ..contract_constants import contract_number
+
 if TYPE_CHECKING:
     from .store import SpooledFrame
 
-MAX_HELD = 5000  # past this many the oldest are committed at once: memory stays bounded while Cassandra is slow
+# Past this many the oldest are committed at once: memory stays bounded while Cassandra is slow.
+MAX_HELD = contract_number("held_frames_max")
 
 
 class HeldFrames:

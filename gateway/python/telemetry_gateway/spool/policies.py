@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Protocol
 
+from ..contract_constants import contract_number, contract_seconds
 from .held_frames import HeldFrames
 from .receipt_ceilings import ReceiptCeilings
 from .safe_seqs import SafeSeqs, Seqs
@@ -31,8 +32,8 @@ Write = Callable[[list, list, "dict[str, int] | None", "Seqs | None"], None]
 # Deferred: the WAL of a healthy link holds only a few small commits (stamp ceilings and seqs, one a minute): each
 # checkpoint writes their pages a second time, into the database file, and fsyncs both files. It is copied once
 # this many rows changed, or once ten minutes passed with any change (the WAL then holds ~100 KiB).
-CHECKPOINT_ROWS = 256
-CHECKPOINT_IDLE_S = 600.0
+CHECKPOINT_ROWS = contract_number("checkpoint_rows")
+CHECKPOINT_IDLE_S = contract_seconds("checkpoint_idle_ms")
 
 
 class Policy(Protocol):

@@ -21,9 +21,14 @@ a stamp passes it (near rows ride with commits made anyway).
 
 from __future__ import annotations
 
-LEAD_MS = 60_000  # how far a ceiling is set above the wall clock: after a crash, the most a stamp is late
-REFRESH_MS = LEAD_MS // 2  # a ceiling this close to its source's last stamp (or the clock) is raised with the next one
-MARGIN_MS = 1_000  # the least a ceiling is above the stamp that needed it (late stamps, a clock that went back)
+from ..contract_constants import contract_number
+
+# How far a ceiling is set above the wall clock: after a crash, the most a stamp is late.
+LEAD_MS = contract_number("receipt_ceiling_lead_ms")
+# A ceiling this close to its source's last stamp (or the clock) is raised with the next one.
+REFRESH_MS = contract_number("receipt_ceiling_near_ms")
+# The least a ceiling is above the stamp that needed it (late stamps, a clock that went back).
+MARGIN_MS = contract_number("receipt_ceiling_margin_ms")
 
 
 class ReceiptCeilings:

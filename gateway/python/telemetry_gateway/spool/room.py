@@ -27,19 +27,25 @@ import threading
 import time
 from pathlib import Path
 
+from ..contract_constants import contract_number
 from .safe_seqs import Seqs
 from .schema import BUSY_TIMEOUT_MS, connect
 from .store import NewFrame, SpooledFrame, SpoolFull, Store, disk_free, no_room
 
-RESERVE_BYTES = 1 << 20
-DRAIN_RESERVE_BYTES = 256 << 10  # the reserve's last part: WAL room for deleting acknowledged frames (in steps)
-ROOM_MARGIN_BYTES = 1 << 20  # free beyond the reserve before reading resumes: room for a while, not a flutter
+RESERVE_BYTES = contract_number("reserve_bytes")
+# The reserve's last part: WAL room for deleting acknowledged frames (in steps).
+DRAIN_RESERVE_BYTES = contract_number("reserve_last_part_bytes")
+# Free beyond the reserve before reading resumes: room for a while, not a flutter.
+ROOM_MARGIN_BYTES = contract_number("room_margin_bytes")
 # Above the cap, for frames read before reading paused: the inputs' credits (inputs.py), a few 16 KiB reads each.
-CAP_HEADROOM = 4 << 20
+CAP_HEADROOM = contract_number("cap_headroom_bytes")
 NO_PAGE_LIMIT = 2**31 - 2  # SQLite's largest max_page_count
-OPEN_STEP_BYTES = 64 << 10  # of the reserve's last part, given at a time to open the spool on a full disk
-GIVE_BACK_TRIES = 20  # room checks (5 s) a drained spool tries to shrink before reading resumes anyway
-DELETE_STEP_FRAMES = 256  # acknowledged frames deleted per transaction on a full disk: a few pages of WAL
+# Of the reserve's last part, given at a time to open the spool on a full disk.
+OPEN_STEP_BYTES = contract_number("reserve_open_step_bytes")
+# Room checks (5 s) a drained spool tries to shrink before reading resumes anyway.
+GIVE_BACK_TRIES = contract_number("give_back_checks")
+# Acknowledged frames deleted per transaction on a full disk: a few pages of WAL.
+DELETE_STEP_FRAMES = contract_number("delete_step_frames")
 
 
 class Reserve:

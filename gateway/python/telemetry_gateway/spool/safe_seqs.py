@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
+from ..contract_constants import contract_seconds
+
 Seqs = dict[str, tuple[int, int]]  # source -> (seq, ts_ms) of its newest frame
 
 # Deferred: rows ride with a commit made anyway (the stamp ceilings', about once a minute) once this old, and get a
 # commit of their own (which takes the near ceilings along) only once ROWS_ALONE_S old. Each write adds a page of a
 # table of its own to the WAL; a commit of its own would also write the WAL index and fsync: the SD card's wear.
-ROWS_INTERVAL_S = 30.0
-ROWS_ALONE_S = 60.0
+ROWS_INTERVAL_S = contract_seconds("seq_rows_interval_ms")
+ROWS_ALONE_S = contract_seconds("seq_rows_alone_ms")
 # A source with no stored row (new, or never stored) has its row written as soon as it is writable, with the next
 # commit or one of its own: otherwise the frames it loses in a crash in its first minute would count nowhere. One small
 # write per new source; forgetting a source past this many costs it one more.

@@ -13,12 +13,13 @@ import json
 import sqlite3
 from pathlib import Path
 
+from ..contract_constants import contract_number
 from ..reading_values import pack_values
 from .upgrade_plan import upgrade_steps
 
 SPOOL_SQL = Path(__file__).parent.parent / "contract" / "spool.sql"
-BUSY_TIMEOUT_MS = 5000
-WAL_KEEP_BYTES = 1 << 20  # what the WAL file is cut back to when it restarts
+BUSY_TIMEOUT_MS = contract_number("spool_busy_timeout_ms")
+WAL_KEEP_BYTES = contract_number("spool_journal_size_limit_bytes")  # what the WAL file is cut back to when it restarts
 # Format 4 → 5 (spool.md, "Upgrading"): the rows kept get '', bound to the key the gateway next starts with.
 ADD_KEY_FINGERPRINT = "ALTER TABLE source_counters ADD COLUMN key_fingerprint TEXT NOT NULL DEFAULT ''"
 # Format 5 → 6: the rows kept get NULL, sent unchecked (a checksum made now would vouch for damaged bytes).

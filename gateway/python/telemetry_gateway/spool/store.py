@@ -20,12 +20,14 @@ from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
+from ..contract_constants import contract_number
 from ..reading_values import pack_values, unpack_values
 from .row_check import checked, with_crcs
 from .safe_seqs import Seqs
 from .schema import connect, open_format
 
-DISK_FULL_BYTES = 1 << 20  # a refused commit with less than this free on the disk was refused by the disk
+# A refused commit with less than this free on the disk was refused by the disk.
+DISK_FULL_BYTES = contract_number("disk_full_free_bytes")
 
 # Rows per INSERT statement, largest first: a few fixed sizes, so their statements stay in sqlite3's cache. 128
 # rows are 768 variables (896 with the id), within the 999 of SQLite builds before 3.32.
