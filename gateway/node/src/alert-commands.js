@@ -4,7 +4,7 @@
 
 import { spawn } from 'node:child_process';
 
-import { RateLimitedLog } from './logs.js';
+import { ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog } from './logs.js';
 import { numberText } from './text-forms.js';
 
 // The only variables of the gateway's environment a command gets (alerts.md): an allow-list, because a service's
@@ -64,7 +64,7 @@ export class AlertCommands {
     this.waiting = new Map([...this.rules.keys()].map((name) => [name, new Map()]));
     this.running = new Map(); // rule -> its run's child process (null: starting)
     this.stopped = false;
-    this.log = new RateLimitedLog({ intervalS: 60 });
+    this.log = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
   }
 
   /** Run the rule's command for this transition now, or after the run in flight (never waits). */
@@ -89,7 +89,7 @@ export class AlertCommands {
         const [reason, detail] = failure;
         this.onFailure(name);
         this.log.event('warning', 'alert_command_failed', { key: name, rule: name, source: t.source,
-          state: t.state, reason, detail: detail.slice(0, 160),
+          state: t.state, reason, detail: detail.slice(0, ERROR_CHARS),
           action: "check the rule's command; the alert itself stands" });
       }
     }

@@ -14,12 +14,13 @@ import cassandra from 'cassandra-driver';
 import { backoffS } from './backoff.js';
 import { readCredentials } from './config.js';
 import { ConfigError } from './config-error.js';
+import { contractNumber } from './contract-constants.js';
 
 const { auth, policies, types } = cassandra;
 const ENV_PREFIX = 'TELEMETRY_CASSANDRA_';
 // The highest the driver speaks: cassandra-driver 4.10 knows no v5 (types.protocolVersion.isSupported(5) is false).
 export const PROTOCOL_VERSION = types.protocolVersion.isSupported(5) ? 5 : 4;
-const CONNECT_TIMEOUT_MS = 5000; // the contract's connect timeout, for every connection
+const CONNECT_TIMEOUT_MS = contractNumber('connect_timeout_ms'); // the contract's connect timeout, for every connection
 
 /** The driver's consistency for each of config.md's names. */
 export const CONSISTENCY = Object.freeze({

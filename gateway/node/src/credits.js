@@ -3,8 +3,10 @@
 // these reads (one being committed, one waiting: a few ms of input); while the spool has no room the credits are
 // held back and reading pauses with nothing in memory. A file can be replayed: it may read further ahead.
 
-export const SERIAL_CREDITS = 2;
-export const STREAM_CREDITS = 32;
+import { contractNumber } from './contract-constants.js';
+
+export const SERIAL_CREDITS = contractNumber('serial_read_credits');
+export const STREAM_CREDITS = contractNumber('stream_read_credits');
 
 /** A counter of reads allowed; the reader that holds them is woken by onAvailable when one comes back. */
 export class Credits {

@@ -5,13 +5,15 @@
 // performance.now()). A day without one gets a mark first, and its readings wait for it. No I/O here: the sender
 // (sender.js) sends the marks and the readings, and tells this when a mark is acknowledged.
 
+import { contractNumber } from './contract-constants.js';
+
 /**
  * Half the analytics' default --clock-skew (600 s): every readings write completes within MARK_FRESH_MS plus one
  * request timeout of its mark's written_at, well inside the margin the daily job allows.
  */
-export const MARK_FRESH_MS = 300_000;
+export const MARK_FRESH_MS = contractNumber('mark_fresh_ms');
 /** (source, day) pairs remembered; past it the oldest are forgotten (they only get a mark again). */
-const MARKS_MAX = 10_000;
+const MARKS_MAX = contractNumber('day_marks_max');
 export const HOUR_MS = 3_600_000;
 
 /** One key per (source, day): the day's `YYYY-MM-DD` (a LocalDate's String()) has no '|'. */

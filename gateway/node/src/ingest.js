@@ -18,17 +18,18 @@
 // status 1), and its stop still commits every frame held in memory (gateway/contract/spool.md, "Every stop keeps
 // what was read"). TELEMETRY_GATEWAY_FAILPOINT=ingest_after_frames:N makes such an error for the conformance harness.
 
+import { contractNumber } from './contract-constants.js';
 import { logCounterKeys } from './counter-keys-log.js';
 import { FlushTimer } from './flush-timer.js';
 import { FrameAcceptor } from './frame-acceptor.js';
-import { RateLimitedLog, event } from './logs.js';
+import { ERROR_CHARS, RateLimitedLog, event } from './logs.js';
 import { ROOM_CHECK_MS, ReadingPause } from './reading-pause.js';
 import { loadSigningPolicy } from './signing-config.js';
 import { Verifier } from './signing.js';
 
 const GROUP_MAX = 5000; // frames per commit at most: bounds one transaction's time and memory
 const RETRY_MS = 500; // after a commit found no room at all
-const STOP_GRACE_MS = 10_000; // at shutdown, how long a commit that finds no room is retried
+const STOP_GRACE_MS = contractNumber('stop_grace_ms'); // at shutdown, how long a commit that finds no room is retried
 
 export class Ingest {
   /** onSpooled(): frames went to the spool; failAfterFrames: the failpoint's N (null: none); onDied(error): an
@@ -226,7 +227,7 @@ export class Ingest {
     try {
       done = this.commit([], [], null, true, true);
     } catch (error) { // the spool itself fails: its close says what could not be committed
-      this.log.event('error', 'spool_commit_failed', { error: String(error?.message).slice(0, 160),
+      this.log.event('error', 'spool_commit_failed', { error: String(error?.message).slice(0, ERROR_CHARS),
         action: 'stopping; frames held in memory may be lost' });
       done = true;
     }
@@ -244,7 +245,7 @@ export class Ingest {
       this.schedule();
     }, (error) => { // the disk failed the fsync: reading stays paused for these reads; tried again
       this.syncing -= 1;
-      this.log.event('error', 'spool_sync_failed', { error: String(error.message).slice(0, 160),
+      this.log.event('error', 'spool_sync_failed', { error: String(error.message).slice(0, ERROR_CHARS),
         action: 'retrying; reading waits' });
       setTimeout(() => this.returnWhenDurable(credits), RETRY_MS);
     });

@@ -5,11 +5,10 @@
 import { Credits, SERIAL_CREDITS } from './credits.js';
 import { decodeLine } from './frame-decoder.js';
 import { LineAssembler } from './line-assembler.js';
-import { RateLimitedLog } from './logs.js';
+import { LINE_SHOWN_BYTES, RateLimitedLog } from './logs.js';
 
 /** Bytes asked for by one read: a read's frames travel together to the ingest, so this bounds one hand-over. */
 export const READ_CHUNK = 16384;
-const REJECTED_LINE_SHOWN = 80; // bytes of a rejected line that its log line shows
 
 export class LineHandler {
   /**
@@ -94,7 +93,7 @@ export class LineHandler {
   reject(reason, count, line = null) {
     this.metrics.rejects.inc({ reason }, count);
     // latin1: one character per byte, so the log escapes each control or non-ASCII byte as itself (\x1b, \xff)
-    const shown = line === null ? '' : line.toString('latin1', 0, Math.min(REJECTED_LINE_SHOWN, line.length));
+    const shown = line === null ? '' : line.toString('latin1', 0, Math.min(LINE_SHOWN_BYTES, line.length));
     this.log.event('warning', 'line_rejected', { key: `${this.name}/${reason}`, input: this.name, reason,
       line: shown });
   }

@@ -2,6 +2,7 @@
 // (gateway/contract/logs.md):
 //   2024-05-01T12:00:00.123Z level=WARNING event=line_rejected input=/dev/ttyUSB0 reason=bad_crc line="$T1,..."
 
+import { contractNumber } from './contract-constants.js';
 import { RateLimit } from './rate-limit.js';
 import { fieldText } from './text-forms.js';
 
@@ -50,7 +51,14 @@ export function event(level, name, fields = {}) {
 }
 
 /** Keys (often source names) remembered by one RateLimitedLog. */
-const MAX_SLOTS = 2048;
+const MAX_SLOTS = contractNumber('log_keys_max');
+const INTERVAL_S = contractNumber('log_interval_ms') / 1000;
+/** The interval of the events logs.md marks 60 s. */
+export const LONG_INTERVAL_S = contractNumber('log_interval_long_ms') / 1000;
+/** What a log line shows of a long value (logs.md, "Events"). */
+export const LINE_SHOWN_BYTES = contractNumber('log_line_shown_bytes');
+export const ERROR_CHARS = contractNumber('log_error_chars');
+export const DETAIL_CHARS = contractNumber('log_detail_chars');
 
 /**
  * At most one line per (event, key) per interval; the next line that gets through says how many were held back
@@ -62,7 +70,7 @@ export class RateLimitedLog {
    * @param {{intervalS?: number, maxSlots?: number, now?: () => number}} [options] now: a monotonic clock in
    *   seconds (tests give their own)
    */
-  constructor({ intervalS = 10, maxSlots = MAX_SLOTS, now = () => performance.now() / 1000 } = {}) {
+  constructor({ intervalS = INTERVAL_S, maxSlots = MAX_SLOTS, now = () => performance.now() / 1000 } = {}) {
     this.limit = new RateLimit(intervalS, maxSlots);
     this.now = now;
   }

@@ -4,34 +4,38 @@
 
 import http from 'node:http';
 
+import { contractNumber } from './contract-constants.js';
 import { answered, headParsed, opened, tick } from './head-clock.js';
 import { CLOSING, decide, listener, pageCsp } from './http-rules.js';
-import { RateLimitedLog, event } from './logs.js';
+import { ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event } from './logs.js';
 import { PAGE } from './status-page.js';
 
-const HEAD_MS = 5000; // a request's head complete within this; enforced by head-clock.js, Node's own check behind
+// A request's head complete within this; enforced by head-clock.js, Node's own check behind.
+const HEAD_MS = contractNumber('http_head_timeout_ms');
 const TICK_MS = 250; // how often the head clocks are read: a late head is refused at most this much late
 const LIMITS = {
-  maxHeaderSize: 8192, // request line and header fields
+  maxHeaderSize: contractNumber('http_head_bytes_max'), // request line and header fields
   headersTimeout: HEAD_MS, // Node's own head check, a second line behind the head clocks
   requestTimeout: 10000, // must not be below headersTimeout; no body is read anyway
   keepAliveTimeout: 5000,
   connectionsCheckingInterval: 500, // how often the head timeout is checked (default 30 s)
   requireHostHeader: false, // http-rules.js refuses a missing Host itself, with the headers every answer has
 };
-const MAX_CONNECTIONS = 64;
+const MAX_CONNECTIONS = contractNumber('http_connections_max');
 // A client that pipelines requests without reading the answers: closed, not answered into memory without end.
-const MAX_WAITING = 8; // requests on one connection whose answers are not yet written
-const MAX_UNREAD = 1 << 20; // bytes of answers written but not yet taken by the client
-const STALLED_MS = 5000; // a connection whose answers the client does not take for this long
+// Requests on one connection whose answers are not yet written.
+const MAX_WAITING = contractNumber('http_pipelined_max');
+const MAX_UNREAD = contractNumber('http_unread_bytes_max'); // bytes of answers written but not yet taken by the client
+// A connection whose answers the client does not take for this long.
+const STALLED_MS = contractNumber('http_unread_timeout_ms');
 const WAITING = Symbol('answers waiting');
 const REFUSED = Symbol('refused'); // a refusal was written: nothing more is answered or counted on the socket
 const PAGE_CSP = pageCsp(PAGE);
-const LOG = new RateLimitedLog({ intervalS: 60 });
+const LOG = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
 const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json or /metrics', 405: 'only GET and HEAD',
   408: 'the request head took over 5 s', 413: 'no request body is read here',
   421: 'this Host name is not served here (status.md: [metrics] host_names)',
-  431: 'the request head is over 8192 bytes' };
+  431: `the request head is over ${contractNumber('http_head_bytes_max')} bytes` };
 const REASONS = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /**
@@ -212,7 +216,7 @@ export function startMetricsServer(listen, registry, statusPage = null, hostName
     try {
       answer(request, response, parts);
     } catch (error) { // a bug: this request fails, the listener and the gateway run on
-      LOG.event('warning', 'status_request_failed', { error: String(error.message).slice(0, 160) });
+      LOG.event('warning', 'status_request_failed', { error: String(error.message).slice(0, ERROR_CHARS) });
       response.destroy();
     }
   };

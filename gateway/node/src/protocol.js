@@ -1,15 +1,9 @@
 // The protocol's constants and name rules (firmware/protocol/PROTOCOL.md sections 1, 4 and 7).
 
-export const MAX_LINE_BYTES = 200;
-export const SEQ_MODULUS = 65536;
+import { contractNumber } from './contract-constants.js';
 
-/** The reasons decodeLine gives (decode.json covers every one). */
-export const DECODE_REJECT_REASONS = Object.freeze([
-  'too_long', 'empty', 'no_frame', 'bad_syntax', 'bad_crc', 'bad_version', 'bad_source', 'bad_seq',
-  'bad_key', 'duplicate_key', 'bad_value', 'bad_time', 'no_values', 'bad_json', 'wrong_destination', 'bad_payload',
-]);
-/** A CSV port's lines (section 7); an over-long one is too_long like any line. */
-export const CSV_REJECT_REASONS = Object.freeze(['csv_column_count', 'csv_empty_field', 'csv_bad_number']);
+export const MAX_LINE_BYTES = contractNumber('line_bytes_max');
+export const SEQ_MODULUS = contractNumber('seq_modulus');
 
 export const SOURCE_RE = /^[A-Za-z0-9_-]{1,32}$/;
 export const SEQ_RE = /^(?:0|[1-9][0-9]{0,4})$/;

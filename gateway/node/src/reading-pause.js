@@ -3,7 +3,10 @@
 // committed reads are withheld meanwhile, so the readers pause and the bytes wait in the kernel, not in memory.
 // With when_full = drop_oldest a spool at its cap drops its oldest frames instead.
 
+import { contractNumber } from './contract-constants.js';
 import { RateLimitedLog, event } from './logs.js';
+
+const DROP_MIN_FRAMES = contractNumber('drop_oldest_min_frames'); // when_full = drop_oldest: 1 %, at least this
 
 export const ROOM_CHECK_MS = 250; // while reading is paused, how often the spool is asked whether there is room again
 
@@ -48,7 +51,7 @@ export class ReadingPause {
       return true;
     }
     if (room === 'cap' && this.dropOldest && this.spool.depth) {
-      const dropped = this.spool.dropOldest(Math.max(Math.floor(this.spool.depth / 100), 100));
+      const dropped = this.spool.dropOldest(Math.max(Math.floor(this.spool.depth / 100), DROP_MIN_FRAMES));
       this.metrics.spool_dropped.inc(dropped);
       this.metrics.spool_full.inc({ kind: room });
       this.log.event('warning', 'spool_full_dropped_oldest', { key: room, kind: room, dropped });

@@ -10,7 +10,8 @@
 // (WriteLedger). `latest` rows are coalesced (LatestRows) and written every LATEST_FLUSH_MS and at shutdown.
 
 import { backoffS } from './backoff.js';
-import { RateLimitedLog, event } from './logs.js';
+import { contractNumber } from './contract-constants.js';
+import { LONG_INTERVAL_S, RateLimitedLog, event } from './logs.js';
 import { MarkGate } from './mark-gate.js';
 import { LatestRows, latestBatches } from './latest-rows.js';
 import { readingsBatch, sourceDayRequest } from './reading-batches.js';
@@ -31,7 +32,9 @@ const CONNECT_ACTIONS = {
 // holds a frame or two, and a write of it per chunk would multiply the requests a small gateway sends.
 const DAMAGED_ROW_ACTION = 'a frame row in the spool failed its checksum (a damaged SD card?): it was not sent and '
   + 'was deleted; check the card';
-const LATEST_FLUSH_MS = 2000;
+const LATEST_FLUSH_MS = contractNumber('latest_flush_ms');
+const DRAIN_TIMEOUT_MS = contractNumber('sender_drain_ms'); // at a stop, the most the writes in flight are waited for
+const CHUNK_FRAMES_MIN = contractNumber('chunk_frames_min');
 // The longest the loop sleeps with nothing to do: answers, new frames and a stop wake it at once, timers (flushes,
 // retries) when due. A Pi's gateway is idle most of the time, and every wake-up costs CPU.
 const IDLE_MS = 1000;
@@ -53,7 +56,8 @@ export class Sender {
     this.linkState = [false, true]; // [connected, writeOk] as last told
     this.lastError = null; // [error kind, wall ms] of the last failure: the status page's
     this.log = new RateLimitedLog();
-    this.damageLog = new RateLimitedLog({ intervalS: 60 }); // spool_frame_damaged: logs.md, one line a minute
+    // spool_frame_damaged: logs.md, one line a minute.
+    this.damageLog = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
     this.client = null;
     this.connectAttempts = 0;
     this.wakeUp = null;
@@ -67,7 +71,7 @@ export class Sender {
     this.cursor = 0; // highest spool id taken; everything above it is new
     // Whether the spool may hold frames above the cursor: set by the ingest's nudge and by a full take.
     this.more = true;
-    this.chunkFrames = Math.max(100, Math.floor((maxInFlight * batchRows) / 2));
+    this.chunkFrames = Math.max(CHUNK_FRAMES_MIN, Math.floor((maxInFlight * batchRows) / 2));
     this.heartbeat = performance.now();
     this.done = null;
   }
@@ -111,7 +115,7 @@ export class Sender {
     });
   }
 
-  async run(drainTimeoutMs = 15_000) {
+  async run(drainTimeoutMs = DRAIN_TIMEOUT_MS) {
     try {
       while (!this.stopping) {
         this.heartbeat = performance.now();

@@ -15,12 +15,13 @@
 // `content` is whatever the caller compares frames by (a string or a hash of t, metrics and values): compared
 // with ===. How many sources are kept is the caller's bound: it forget()s the ones it evicts.
 
+import { contractNumber } from './contract-constants.js';
 import { SEQ_MODULUS } from './protocol.js';
 
 const LAST_SEQ = SEQ_MODULUS - 1;
 const HALF = SEQ_MODULUS / 2; // a resumed source's seq this far or more past its stored one is at or behind it
 /** Seqs remembered per source: a contract number (sequence.jsonl's `remembered_seqs`), not a setting. */
-export const REMEMBERED_SEQS = 64;
+export const REMEMBERED_SEQS = contractNumber('remembered_seqs');
 
 // Verdicts, shared where they carry no count: {duplicate, missing, restarted, conflict, resumed}.
 const verdict = (fields) => Object.freeze({ duplicate: false, missing: 0, restarted: false, conflict: false,

@@ -19,12 +19,13 @@ import { promisify } from 'node:util';
 
 import { LinuxBinding, LinuxPortBinding } from '@serialport/bindings-cpp';
 
+import { contractNumber } from './contract-constants.js';
 import { READ_CHUNK } from './line-handler.js';
-import { RateLimitedLog, event } from './logs.js';
+import { ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event } from './logs.js';
 import { ReopenSchedule } from './reopen-schedule.js';
 
-export const WAIT_FOR_DEVICE_MS = 100; // how often a vanished port's path is checked: reopened as soon as it is back
-const ERROR_SHOWN = 160; // characters of an error message that a log line shows
+// How often a vanished port's path is checked: reopened as soon as it is back.
+export const WAIT_FOR_DEVICE_MS = contractNumber('device_watch_ms');
 const STTY_TIMEOUT_MS = 5000;
 
 const openFile = promisify(open);
@@ -131,7 +132,7 @@ export async function openSerialDevice(path, baud) {
   }
 }
 
-const errorText = (error) => String(error?.message ?? error).slice(0, ERROR_SHOWN);
+const errorText = (error) => String(error?.message ?? error).slice(0, ERROR_CHARS);
 const yieldToLoop = () => new Promise((resolve) => { setImmediate(resolve); });
 
 export class SerialInput {
@@ -149,7 +150,7 @@ export class SerialInput {
     this.handler = handler;
     this.backoff = backoff;
     this.setUp = setUp;
-    this.log = new RateLimitedLog({ intervalS: 60 });
+    this.log = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
     this.buffer = Buffer.allocUnsafe(READ_CHUNK); // reused: feed() keeps no reference to it
     this.stopping = false;
     this.device = null;

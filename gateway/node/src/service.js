@@ -13,10 +13,11 @@
 import { Alerting } from './alerting.js';
 import { backoffS } from './backoff.js';
 import { buildClient } from './cassandra-session.js';
+import { contractNumber } from './contract-constants.js';
 import { Credits } from './credits.js';
 import { Ingest } from './ingest.js';
 import { SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput } from './inputs.js';
-import { RateLimitedLog, event } from './logs.js';
+import { ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event } from './logs.js';
 import { createMetrics } from './metrics.js';
 import { startMetricsServer } from './metrics-server.js';
 import { lineDecoder } from './room-csv.js';
@@ -27,11 +28,15 @@ import { StatusPage } from './status-page.js';
 import { SystemdNotifier } from './systemd-notify.js';
 import { IMPLEMENTATION, VERSION } from './version.js';
 
-const STALL_MS = 30_000; // a sender whose loop has not turned for this long is stuck: stop feeding the watchdog
-const CHECKPOINT_MS = 1000; // with fsync = batch or deferred, checkpoints only keep the WAL small (deferred: rarely)
-const SPOOL_OPEN_RETRY_MS = 2000;
-const INPUTS_STOP_MS = 2000; // at stop, how long a stuck input is waited for (process.md: the stop must go on)
-const INPUTS_DRAIN_MS = 5000; // at stop, how long the ingest gets to take what the inputs handed over
+// A sender whose loop has not turned for this long is stuck: stop feeding the watchdog.
+const STALL_MS = contractNumber('stage_stall_ms');
+// With fsync = batch or deferred, checkpoints only keep the WAL small (deferred: rarely).
+const CHECKPOINT_MS = contractNumber('checkpoint_period_ms');
+const SPOOL_OPEN_RETRY_MS = contractNumber('spool_open_retry_ms');
+// At stop, how long a stuck input is waited for (process.md: the stop must go on).
+const INPUTS_STOP_MS = contractNumber('inputs_stop_ms');
+// At stop, how long the ingest gets to take what the inputs handed over.
+const INPUTS_DRAIN_MS = contractNumber('inputs_drain_ms');
 
 // What the last run's crash (SIGKILL, power cut) may have cost, per fsync policy (gateway/contract/spool.md).
 const UNCLEAN_STOP_ACTIONS = Object.freeze({
@@ -67,7 +72,7 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 /** The spool, retried while it cannot be opened for lack of disk space: the gateway waits for room instead of
  * exiting in a restart loop. */
 async function openSpool(config, isStopping) {
-  const log = new RateLimitedLog({ intervalS: 60 });
+  const log = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
   for (;;) {
     try {
       return new Spool(config.spool.path, {
@@ -76,7 +81,8 @@ async function openSpool(config, isStopping) {
       });
     } catch (error) {
       if (!/SQLITE_FULL|SQLITE_IOERR|ENOSPC/.test(`${error.code} ${error.message}`)) throw error;
-      log.event('error', 'spool_unavailable', { spool: config.spool.path, error: String(error.message).slice(0, 160),
+      log.event('error', 'spool_unavailable', { spool: config.spool.path,
+        error: String(error.message).slice(0, ERROR_CHARS),
         action: 'free disk space; retrying' });
       if (isStopping()) return null;
       await sleep(SPOOL_OPEN_RETRY_MS);
@@ -145,7 +151,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     try {
       spool.checkpoint();
     } catch (error) { // e.g. a full disk: the WAL keeps the frames; the next call retries
-      checkpointLog.event('warning', 'spool_checkpoint_failed', { error: String(error.message).slice(0, 160),
+      checkpointLog.event('warning', 'spool_checkpoint_failed', { error: String(error.message).slice(0, ERROR_CHARS),
         action: 'retrying; the frames stay in the WAL meanwhile' });
     }
   }, config.spool.fsync === 'interval' ? config.spool.fsync_interval_ms : CHECKPOINT_MS);

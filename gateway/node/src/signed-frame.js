@@ -2,11 +2,13 @@
 // S1-S5, and section 6). The decoder only reads the payload; whether its tag is right is the verifier's question
 // (signing.js), since that needs the keys and the last counters. Pure; never throws.
 
-const PAYLOAD_VERSION = 2;
-const HEADER_BYTES = 11; // version, node id, seq, counter, vbat, send failures
-const TAG_BYTES = 6;
-const METRIC_BYTES = 3;
-const MAX_METRICS = 5;
+import { contractNumber } from './contract-constants.js';
+
+const PAYLOAD_VERSION = contractNumber('signed_payload_version');
+const HEADER_BYTES = contractNumber('signed_header_bytes'); // version, node id, seq, counter, vbat, send failures
+const TAG_BYTES = contractNumber('signed_tag_bytes');
+const METRIC_BYTES = contractNumber('signed_metric_bytes');
+const MAX_METRICS = contractNumber('signed_metrics_max');
 const HEX_RE = /^(?:[0-9A-F]{2})+$/;
 /** Metric id → [frame key, divisor]: PROTOCOL.md section 6.3. An id not listed is left out (section 6.4). */
 const METRIC_IDS = new Map([

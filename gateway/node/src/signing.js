@@ -3,7 +3,9 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-const TAG_BYTES = 6;
+import { contractNumber } from './contract-constants.js';
+
+const TAG_BYTES = contractNumber('signed_tag_bytes');
 // HMAC's message for a key's fingerprint: text, so never a node's signed bytes (they start with version byte 2).
 const FINGERPRINT_MESSAGE = 'telemetry counter fingerprint';
 

@@ -1,7 +1,7 @@
 // The spool_damaged line and metrics (gateway/contract/spool.md, "A damaged spool"; logs.md): what the start did with
 // a damaged spool file.
 
-import { event } from './logs.js';
+import { DETAIL_CHARS, event } from './logs.js';
 
 const ACTION = 'the spool was rebuilt from what could be read and reading goes on; the damaged file is kept for '
   + 'inspection';
@@ -17,7 +17,7 @@ export function reportDamage(recovered, metrics) {
   const lost = recovered.framesSkippedIds;
   event('error', 'spool_damaged', {
     moved_to: recovered.aside,
-    detail: recovered.detail.slice(0, 300),
+    detail: recovered.detail.slice(0, DETAIL_CHARS),
     frames_recovered: recovered.frames,
     frames_invalid: recovered.framesInvalid,
     frames_lost_at_most: lost < 0 ? undefined : lost + recovered.framesInvalid,

@@ -2,11 +2,13 @@
 // minute over the last 5 minutes, and since start seq gaps, duplicates and the whole frames refused (signing
 // verdicts). A pure function of the events fed to it and the clock readings passed in.
 
+import { contractNumber } from './contract-constants.js';
+
 /** Frames per minute are counted over the last 300 whole seconds, the current one included. */
-const WINDOW_S = 300;
+const WINDOW_S = contractNumber('status_window_ms') / 1000;
 /** Refused frames of one source in the window that make a burst (status.md: someone on the air, or a board set up
  * wrong). */
-const BURST = 5;
+const BURST = contractNumber('refused_burst_frames');
 
 /** One more event at receivedMs, in an array of [second, count] kept to the window of the newest second. */
 function countIn(seconds, receivedMs) {

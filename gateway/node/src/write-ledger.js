@@ -1,10 +1,11 @@
 // What may leave the spool: each taken chunk of frames is followed until Cassandra has all of it
 // (gateway/contract/cassandra-writes.md, "Order, and when a frame is written").
 
+import { contractNumber } from './contract-constants.js';
 import { dayKey } from './day-marks.js';
 
 /** (source, day) pairs whose source_days row is known written; cleared past it. */
-export const KNOWN_DAYS_MAX = 10_000;
+export const KNOWN_DAYS_MAX = contractNumber('known_days_max');
 
 /** Frames taken together: consecutive in the spool, so acknowledged as one id range. */
 export class Chunk {

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 
 import { crc16CcittFalse, crcHex } from '../src/crc16.js';
 import { decodeLine } from '../src/frame-decoder.js';
-import { CSV_REJECT_REASONS, DECODE_REJECT_REASONS } from '../src/protocol.js';
+import { REJECT_REASONS } from '../src/contract-constants.js';
 import { decodeCsvLine } from '../src/room-csv.js';
 import { latin1, protocolVectors } from '../test-support/vectors.js';
 
@@ -32,7 +32,7 @@ describe('decode.json', () => {
   }
   it('covers every reject reason of the decoder', () => {
     const covered = new Set(doc.cases.filter((c) => c.expect.kind === 'reject').map((c) => c.expect.reason));
-    assert.deepStrictEqual([...covered].sort(), [...DECODE_REJECT_REASONS].sort());
+    assert.deepStrictEqual([...covered].sort(), [...REJECT_REASONS.decode].sort());
   });
 });
 
@@ -59,6 +59,6 @@ describe('room_csv.json', () => {
   }
   it('covers every CSV reject reason and too_long', () => {
     const covered = new Set(doc.cases.filter((c) => c.expect.kind === 'reject').map((c) => c.expect.reason));
-    assert.deepStrictEqual([...covered].sort(), [...CSV_REJECT_REASONS, 'too_long'].sort());
+    assert.deepStrictEqual([...covered].sort(), [...REJECT_REASONS.csv, 'too_long'].sort());
   });
 });

@@ -5,7 +5,10 @@
 // Ids are given one up per frame in arrival order, so the FIFO of (id, time held) is sorted by id as well as by age:
 // a take or an acknowledgement finds its place by binary search and costs what it touches, not what is held.
 
-export const MAX_HELD = 5000; // past this many the oldest are committed at once: memory stays bounded
+import { contractNumber } from '../contract-constants.js';
+
+// Past this many the oldest are committed at once: memory stays bounded.
+export const MAX_HELD = contractNumber('held_frames_max');
 
 export class HeldFrames {
   /** holdMs: how long a frame waits for its acknowledgement before it is due; maxHeld: see MAX_HELD. */

@@ -24,6 +24,7 @@
 
 import { closeSync, fsync, openSync } from 'node:fs';
 
+import { contractNumber } from '../contract-constants.js';
 import { HeldFrames, MAX_HELD, mergeById } from './held-frames.js';
 import { ReceiptCeilings } from './receipt-ceilings.js';
 import { ROWS_ALONE_MS, ROWS_INTERVAL_MS, SafeSeqs, newestSeqs } from './safe-seqs.js';
@@ -31,8 +32,8 @@ import { ROWS_ALONE_MS, ROWS_INTERVAL_MS, SafeSeqs, newestSeqs } from './safe-se
 // Deferred: the WAL of a healthy link holds only a few small commits (stamp ceilings and seqs, one a minute): each
 // checkpoint writes their pages a second time, into the database file, and fsyncs both files. It is copied once
 // this many rows changed, or once ten minutes passed with any change (the WAL then holds ~100 KiB).
-const CHECKPOINT_ROWS = 256;
-export const CHECKPOINT_IDLE_MS = 600_000;
+const CHECKPOINT_ROWS = contractNumber('checkpoint_rows');
+export const CHECKPOINT_IDLE_MS = contractNumber('checkpoint_idle_ms');
 
 /** The WAL file fsynced off the event loop: whenDurable() resolves once an fsync started after the call is done. */
 class WalSync {

@@ -18,13 +18,15 @@
 // more than LEAD_MS - (the lateness) >= MARGIN_MS frames of that source; and a row is only raised on its own when a
 // stamp passes it (near rows ride with commits made anyway).
 
+import { contractNumber } from '../contract-constants.js';
+
 // How far a ceiling is set above the wall clock: after a crash, the most a stamp is late.
-export const LEAD_MS = 60_000;
+export const LEAD_MS = contractNumber('receipt_ceiling_lead_ms');
 // A ceiling this close to its source's last stamp (or the clock, while that stamp is late) is raised with the next
 // one written.
-export const REFRESH_MS = LEAD_MS / 2;
+export const REFRESH_MS = contractNumber('receipt_ceiling_near_ms');
 // The least a ceiling is above the stamp that needed it (late stamps, a clock that went back).
-export const MARGIN_MS = 1_000;
+export const MARGIN_MS = contractNumber('receipt_ceiling_margin_ms');
 
 export class ReceiptCeilings {
   /** stored: the receipt_stamps rows, [source, ms] pairs or a Map; maxSources: [decode] max_sources. */

@@ -22,20 +22,22 @@
 import { closeSync, constants, fsyncSync, openSync, rmSync, statSync, truncateSync, unlinkSync,
   writeSync } from 'node:fs';
 
+import { contractNumber } from '../contract-constants.js';
 import { BUSY_TIMEOUT_MS } from './schema.js';
 import { SpoolFull, diskFree, isDiskError, onlySqliteErrors } from './store.js';
 
-export const RESERVE_BYTES = 1 << 20;
+export const RESERVE_BYTES = contractNumber('reserve_bytes');
 // The reserve's last part: WAL room for deleting acknowledged frames (in steps), never given to new frames.
-export const DRAIN_RESERVE_BYTES = 256 << 10;
-export const ROOM_MARGIN_BYTES = 1 << 20; // free beyond the reserve before reading resumes: not a flutter
+export const DRAIN_RESERVE_BYTES = contractNumber('reserve_last_part_bytes');
+export const ROOM_MARGIN_BYTES = contractNumber('room_margin_bytes'); // free beyond the reserve before reading resumes
 // Above the cap, for frames read before reading paused: the inputs' credits, a few 16 KiB reads each.
-export const CAP_HEADROOM = 4 << 20;
+export const CAP_HEADROOM = contractNumber('cap_headroom_bytes');
 const NO_PAGE_LIMIT = 2 ** 31 - 2; // SQLite's largest max_page_count
 // Room checks a drained spool tries to shrink before reading resumes anyway (a reader in the way).
-const GIVE_BACK_TRIES = 20;
-export const DELETE_STEP_FRAMES = 256; // acknowledged frames deleted per transaction on a full disk
-const OPEN_STEP_BYTES = 64 << 10; // of the reserve's last part, given at a time to open the spool
+const GIVE_BACK_TRIES = contractNumber('give_back_checks');
+export const DELETE_STEP_FRAMES = contractNumber('delete_step_frames'); // acknowledged frames per delete, full disk
+// Of the reserve's last part, given at a time to open the spool.
+const OPEN_STEP_BYTES = contractNumber('reserve_open_step_bytes');
 
 // No posix_fallocate here: writing the zeros and fsyncing them allocates real blocks on ext4, xfs and tmpfs (a
 // sparse file would reserve nothing). A file system that compresses or deduplicates (zfs, btrfs with compression)

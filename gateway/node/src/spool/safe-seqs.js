@@ -7,11 +7,13 @@
 // newest seqs until no held frame has an id at or below the group's highest. Pure bookkeeping: the spool says
 // which ids are still held and writes the rows.
 
+import { contractNumber } from '../contract-constants.js';
+
 // Deferred: rows ride with a commit made anyway (the stamp ceilings', about once a minute) once this old, and get a
 // commit of their own (which takes the near ceilings along) only once ROWS_ALONE_MS old. Each write adds a page of
 // a table of its own to the WAL; a commit of its own would also write the WAL index and fsync: the SD card's wear.
-export const ROWS_INTERVAL_MS = 30_000;
-export const ROWS_ALONE_MS = 60_000;
+export const ROWS_INTERVAL_MS = contractNumber('seq_rows_interval_ms');
+export const ROWS_ALONE_MS = contractNumber('seq_rows_alone_ms');
 // A source with no stored row (new, or never stored) has its row written as soon as it is writable, with the next
 // commit or one of its own: otherwise the frames it loses in a crash in its first minute would count nowhere. One
 // small write per new source; forgetting a source past this many costs it one more.

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 import Database from 'better-sqlite3';
 
+import { contractNumber } from '../contract-constants.js';
 import { packValues } from '../reading-values.js';
 import { upgradeSteps } from './upgrade-plan.js';
 
@@ -32,8 +33,9 @@ export const SCHEMA_SQL = readFileSync(SPOOL_SQL_PATH, 'utf8');
 /** PRAGMA user_version of a spool in this format; 1 (or 0) stored the values as JSON text. */
 export const FORMAT_VERSION = formatVersion(SCHEMA_SQL);
 
-export const BUSY_TIMEOUT_MS = 5000;
-export const WAL_KEEP_BYTES = 1 << 20; // what the WAL file is cut back to when it restarts
+export const BUSY_TIMEOUT_MS = contractNumber('spool_busy_timeout_ms');
+// What the WAL file is cut back to when it restarts.
+export const WAL_KEEP_BYTES = contractNumber('spool_journal_size_limit_bytes');
 
 /** A connection to the spool at path with the pragmas of spool.md (WAL; synchronous: "NORMAL" or "FULL"). A file
  * of a newer format is refused (SpoolFormatError) before anything is written to it. */

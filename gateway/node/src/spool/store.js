@@ -13,11 +13,13 @@ import { dirname } from 'node:path';
 
 import Database from 'better-sqlite3';
 
+import { contractNumber } from '../contract-constants.js';
 import { packValues } from '../reading-values.js';
 import { crcMatches, frameCrc } from './row-check.js';
 import { connect, openFormat } from './schema.js';
 
-export const DISK_FULL_BYTES = 1 << 20; // a refused commit with less than this free was refused by the disk
+// A refused commit with less than this free was refused by the disk.
+export const DISK_FULL_BYTES = contractNumber('disk_full_free_bytes');
 
 /** No room: the spool's cap (SQLite max_page_count) or the disk itself. Nothing of the commit was written. */
 export class SpoolFull extends Error {
