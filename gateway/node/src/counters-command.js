@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 
 import { isSourceName } from './protocol.js';
 import { keyFingerprint } from './signing.js';
-import { FORMAT_VERSION } from './spool/schema.js';
+import { BUSY_TIMEOUT_MS, FORMAT_VERSION } from './spool/schema.js';
 
 const STATES = Object.freeze({
   current: 'the key the keys file holds for it',
@@ -66,7 +66,7 @@ function rows(db) {
 }
 
 function listCounters(path, keys, stdout) {
-  const db = open(path, 5000);
+  const db = open(path, BUSY_TIMEOUT_MS);
   try {
     for (const [source, counter, fingerprint] of rows(db)) {
       stdout.write(`source=${source} counter=${counter} key=${keyState(source, fingerprint, keys)}\n`);

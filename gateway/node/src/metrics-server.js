@@ -17,7 +17,7 @@ const LIMITS = {
   maxHeaderSize: contractNumber('http_head_bytes_max'), // request line and header fields
   headersTimeout: HEAD_MS, // Node's own head check, a second line behind the head clocks
   requestTimeout: 10000, // must not be below headersTimeout; no body is read anyway
-  keepAliveTimeout: 5000,
+  keepAliveTimeout: HEAD_MS, // a connection idle after an answer is closed (status.md)
   connectionsCheckingInterval: 500, // how often the head timeout is checked (default 30 s)
   requireHostHeader: false, // http-rules.js refuses a missing Host itself, with the headers every answer has
 };

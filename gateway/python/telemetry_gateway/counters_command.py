@@ -17,7 +17,7 @@ from typing import Mapping
 from .command_config import DEFAULT_CONFIG, config_from
 from .frame import is_source_name
 from .signing import key_fingerprint
-from .spool.schema import FORMAT_VERSION
+from .spool.schema import BUSY_TIMEOUT_MS, FORMAT_VERSION
 
 STATES = {"current": "the key the keys file holds for it", "other": "another key: starts afresh at the next start",
           "unbound": "no fingerprint (written before them): bound to the key the next start has",
@@ -49,7 +49,7 @@ class Refused(Exception):
     """The command cannot do what was asked: its message on stderr, exit status 1."""
 
 
-def _open(path: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
+def _open(path: Path, timeout_s: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
     if not path.exists():
         raise Refused(f"counters: no spool at {path} (the config's [spool] path): no counter is stored there")
     db = sqlite3.connect(f"file:{path}?mode=rw", uri=True, isolation_level=None, timeout=timeout_s)
