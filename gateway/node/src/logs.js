@@ -50,7 +50,7 @@ export function event(level, name, fields = {}) {
   (sink ?? process.stderr).write(`${new Date().toISOString()} level=${level.toUpperCase()} ${message(name, fields)}\n`);
 }
 
-/** Keys (often source names) remembered by one RateLimitedLog. */
+/** Keys (often source names) remembered per event. */
 const MAX_SLOTS = contractNumber('log_keys_max');
 const INTERVAL_S = contractNumber('log_interval_ms') / 1000;
 /** The interval of the events logs.md marks 60 s. */

@@ -44,7 +44,7 @@ def event(level: int, name: str, **fields: object) -> None:
     log.log(level, message(name, fields))
 
 
-MAX_SLOTS = contract_number("log_keys_max")  # keys (often source names) remembered by one RateLimitedLog
+MAX_SLOTS = contract_number("log_keys_max")  # keys (often source names) remembered per event
 INTERVAL_S = contract_seconds("log_interval_ms")
 LONG_INTERVAL_S = contract_seconds("log_interval_long_ms")  # the events logs.md marks 60 s
 # What a log line shows of a long value (logs.md, "Events").

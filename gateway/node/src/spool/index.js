@@ -1,7 +1,7 @@
 // The durable spool: every accepted frame is committed here before it is sent, and removed only after Cassandra
 // acknowledged it (gateway/contract/spool.md; schema gateway/contract/spool.sql). This is the one class the rest of
 // the gateway uses; the parts:
-// - schema.js: the contract's spool.sql, opening a file and upgrading an older format;
+// - schema.js, upgrade-plan.js: the contract's spool.sql, opening a file, the steps an older format needs;
 // - salvage.js, recovery.js: a damaged file found at open, what is still readable in it, its replacement;
 // - store.js: the connections, the group commit, the rows read back for the sender;
 // - room.js: the cap, the reserve for a full disk, the WAL's checkpoints;

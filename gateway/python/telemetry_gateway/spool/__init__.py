@@ -2,7 +2,7 @@
 acknowledged it (gateway/contract/spool.md; schema gateway/contract/spool.sql). This is the one class the rest of
 the gateway uses; the parts:
 
-- schema.py: the contract's spool.sql, opening a file and upgrading an older format;
+- schema.py, upgrade_plan.py: the contract's spool.sql, opening a file, the steps an older format needs;
 - salvage.py, recovery.py: a damaged file found at open, what is still readable in it, its replacement;
 - store.py: the connections, the group commit, the rows read back for the sender;
 - room.py: the cap, the reserve for a full disk, the WAL's checkpoints;
