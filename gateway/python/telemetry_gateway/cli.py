@@ -122,8 +122,8 @@ def parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
     add_counters_parsers(sub, add_config_flags)
     # Listed for --help; its own arguments are parsed by decode_command (main() hands them over unparsed).
-    sub.add_parser("decode", add_help=False, help="decode lines from stdin as the gateway would; one JSON line each "
-                   "(`decode --help`)")
+    sub.add_parser("decode", add_help=False, help="decode lines from stdin or a port (--port) as the gateway "
+                   "would, verified with --keys; one JSON line each (`decode --help`)")
     return p
 
 

@@ -3,7 +3,8 @@
 An operator's tool ("why is this board's data not stored?") and the common ground of the two gateways in the
 differential test, which feeds both the same lines and compares what they print. Each line goes through the
 decoder a serial port would use: v1 frames, status lines and legacy JSON by default, the room board's CSV lines
-with --csv (PROTOCOL.md section 7; the port config keys source and columns as --source and --columns).
+with --csv (PROTOCOL.md section 7; the port config keys source and columns as --source and --columns). With a
+keys file each frame also gets its verdict; --port reads a serial port instead of stdin (decode_port.py).
 
 Input lines and the output text: gateway/contract/process.md, "decode".
 """
@@ -11,12 +12,17 @@ Input lines and the output text: gateway/contract/process.md, "decode".
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import BinaryIO, Callable, Iterable, Iterator, TextIO
 
+from .config import load_config
+from .config_error import ConfigError
+from .decode_verdicts import DecodeJudge
 from .frame import Decoded, Frame, Status, is_metric_key, is_source_name
 from .room_csv import line_decoder
+from .signing_config import signing_policy
 from .serial_port_entries import SerialPort
 from .text_forms import number_text, quoted
 
@@ -29,13 +35,34 @@ class UsageError(Exception):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, allow_abbrev=False, description="Decode lines from stdin as the gateway does; one JSON "
-                                "object per line on stdout (a frame, a status line or a reject with its reason).")
+    p = argparse.ArgumentParser(prog=PROG, allow_abbrev=False, description="Decode lines from stdin (or a serial "
+                                "port: --port) as the gateway does; one JSON object per line on stdout (a frame, a "
+                                "status line or a reject with its reason), a frame with its verdict when a keys file "
+                                "is given (--keys, or --config's [signing]). Writes nothing to disk.")
     p.add_argument("--csv", action="store_true", help="the lines of a room board's CSV port (format = \"csv\"); "
                    "needs --source and --columns")
     p.add_argument("--source", help="csv: the source the lines are stored under")
     p.add_argument("--columns", metavar="NAME,NAME...", help="csv: the metric of each field, in line order")
+    p.add_argument("--keys", metavar="FILE", help="keys file: each frame's verdict (accepted, bad_mac, replay, "
+                   "unsigned), counters of this run only")
+    p.add_argument("--config", metavar="FILE", help="TOML config: its [signing] keys and settings (and serial.baud)")
+    p.add_argument("--port", metavar="PATH[@BAUD]", help="read this serial port instead of stdin, until it goes "
+                   "away, Ctrl-C, --count or --seconds; a summary line on stderr at the end")
+    p.add_argument("--count", type=int, metavar="N", help="--port: stop after N lines")
+    p.add_argument("--seconds", type=float, metavar="S", help="--port: stop after S seconds")
     return p
+
+
+def check_reading(args: argparse.Namespace) -> None:
+    """--count and --seconds: with --port only, and in range."""
+    for name in ("count", "seconds"):
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if args.port is None:
+            raise UsageError(f"--{name}: only with --port")
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"--{name}: must be above 0, not {value}")
 
 
 def port_from(args: argparse.Namespace) -> SerialPort:
@@ -73,8 +100,8 @@ def _integer(n: int | None) -> str:
     return "null" if n is None else str(n)
 
 
-def decoded_json(decoded: Decoded) -> str:
-    """One decoder result as the vectors' `expect`, in compact JSON, keys in this order."""
+def decoded_json(decoded: Decoded, verdict: str | None = None) -> str:
+    """One decoder result as the vectors' `expect`, in compact JSON, keys in this order; a frame's verdict last."""
     if isinstance(decoded, Frame):
         values = ",".join(f"[{quoted(metric)},{number_text(value)}]" for metric, value in decoded.values)
         text = (f'{{"kind":"frame","format":{quoted(decoded.format)},"source":{quoted(decoded.source)},'
@@ -83,34 +110,65 @@ def decoded_json(decoded: Decoded) -> str:
         if signature is not None:
             text += (f',"counter":{signature.counter},"signed":"{signature.signed.hex().upper()}",'
                      f'"tag":"{signature.tag.hex().upper()}"')
+        if verdict is not None:
+            text += f',"verdict":"{verdict}"'
         return text + "}"
     if isinstance(decoded, Status):
         return f'{{"kind":"status","text":{quoted(decoded.text)}}}'
     return f'{{"kind":"reject","reason":{quoted(decoded.reason)}}}'
 
 
-def decode_lines(lines: Iterable[bytes], decode: Callable[[bytes], Decoded]) -> Iterator[str]:
+def decode_lines(lines: Iterable[bytes], decode: Callable[[bytes], Decoded],
+                 judge: DecodeJudge | None = None) -> Iterator[str]:
     """Input lines (their endings included or not) → one JSON text each, without a newline."""
+    judge = judge or DecodeJudge(None)
     for line in lines:
-        yield decoded_json(decode(line_content(line)))
+        decoded = decode(line_content(line))
+        yield decoded_json(decoded, judge.judge(decoded))
 
 
-def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
-    """`telemetry-gateway decode [--csv --source S --columns a,b]`; stdin and stdout default to the process's."""
+def judge_from(args: argparse.Namespace):
+    """The judge of --keys/--config, and the --port to read (or None): the config read as process.md says (its
+    file only from --config); ConfigError as for any command."""
+    if args.config is None and args.keys is None and args.port is None:
+        return DecodeJudge(None), None
+    overrides: dict[str, dict[str, object]] = {}
+    if args.keys is not None:
+        overrides["signing"] = {"keys_file": args.keys}
+    if args.port is not None:
+        overrides["serial"] = {"ports": [args.port]}
+    config = load_config(args.config, overrides=overrides)
+    policy = signing_policy(config)
+    keyed = bool(config.signing.keys_file or config.signing.keys_credential)
+    return DecodeJudge(policy if keyed else None), (config.serial.ports[0] if args.port is not None else None)
+
+
+def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    """`telemetry-gateway decode [options]`; stdin, stdout and stderr default to the process's."""
     try:
         args = parser().parse_args(argv)
     except SystemExit as stop:  # --help (0) or a usage error argparse already printed (2)
         return stop.code if isinstance(stop.code, int) else 0
+    err = sys.stderr if stderr is None else stderr
     try:
         port = port_from(args)
+        check_reading(args)
     except UsageError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
+        print(f"{PROG}: {error}", file=err)
+        return 2
+    try:
+        judge, serial_port = judge_from(args)
+    except ConfigError as error:
+        print(f"telemetry-gateway: {error}", file=err)
         return 2
     out = sys.stdout if stdout is None else stdout
     write = out.write
     try:
+        if serial_port is not None:
+            return _read_port(serial_port, line_decoder(port), judge, args, out, err)
         # Iterating a binary stream splits at LF only. Writes are buffered (block-buffered into a pipe).
-        for text in decode_lines(sys.stdin.buffer if stdin is None else stdin, line_decoder(port)):
+        for text in decode_lines(sys.stdin.buffer if stdin is None else stdin, line_decoder(port), judge):
             write(text)
             write("\n")
         out.flush()
@@ -118,4 +176,21 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: T
         if stdout is None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    return 0
+
+
+def _read_port(serial_port: SerialPort, decode: Callable[[bytes], Decoded], judge: DecodeJudge,
+               args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .decode_port import PortUnavailable, read_port  # pyserial: only for --port
+
+    def write_line(decoded: Decoded) -> None:
+        out.write(decoded_json(decoded, judge.judge(decoded)) + "\n")
+
+    path = serial_port.path
+    try:
+        end = read_port(path, serial_port.baud, decode, judge, write_line, out, args.count, args.seconds)
+    except PortUnavailable as error:
+        print(f"{PROG}: --port: cannot open {path}: {error}", file=err)
+        return 1
+    print(f"{PROG}: {judge.summary(path, end)}", file=err, flush=True)
     return 0

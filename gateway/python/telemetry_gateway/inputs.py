@@ -30,7 +30,7 @@ STREAM_CREDITS = contract_number("stream_read_credits")
 WAIT_FOR_DEVICE_S = contract_seconds("device_watch_ms")
 
 
-class _KeepInputSerial(serial.Serial):
+class KeepInputSerial(serial.Serial):
     """pyserial's open() flushes the kernel's input buffer (tcflush). What it holds was sent by the board while no
     process read the port, e.g. during a gateway restart: keep it. A new device (a replug) brings an empty buffer."""
 
@@ -139,7 +139,7 @@ class SerialInput:
                 self._stop.wait(schedule.wait_s("absent"))
                 continue
             try:
-                port = _KeepInputSerial(self.path, self.baud, timeout=0.2)
+                port = KeepInputSerial(self.path, self.baud, timeout=0.2)
             except (serial.SerialException, OSError, ValueError) as error:
                 self._up.set(0)
                 self._log.event(logging.WARNING, "serial_unavailable", key=self.path, port=self.path,
