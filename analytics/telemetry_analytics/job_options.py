@@ -16,6 +16,20 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse prints usage and exits 2; keep it to one line
         raise BadInput(message)
 
+    def parse_args(self, args=None, namespace=None):
+        # argparse reports missing required options before an unknown one: name a mistyped flag first.
+        required = [action for action in self._actions if action.required]
+        for action in required:
+            action.required = False
+        try:
+            _, unknown = self.parse_known_args(args, namespace)
+        finally:
+            for action in required:
+                action.required = True
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return super().parse_args(args, namespace)
+
 
 def _connection(p: argparse.ArgumentParser) -> None:
     env = os.environ.get
