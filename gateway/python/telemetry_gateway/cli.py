@@ -109,7 +109,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="telemetry-gateway", allow_abbrev=False,
                                 description="Serial telemetry frames into Cassandra.")
     p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
-    sub = p.add_subparsers(dest="command", required=True)
+    # Not required here: argparse would report the missing command before an unknown option; main() checks it.
+    sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", allow_abbrev=False, help="read inputs, spool, write to Cassandra (the service)")
     add_config_flags(run)
     run.add_argument("--input", action="append", metavar="FILE", help="read a file ('-' = stdin) instead of or "
@@ -135,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["decode"]:
         from .decode_command import main as decode_main
         return decode_main(argv[1:])
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command is None:
+        p.error("a command is required: run, check, counters or decode")
     setup_logging("warning")  # every event line in the one format, also before the config names a level
     try:
         return args.func(args)

@@ -110,11 +110,13 @@ def reset_counter(path: Path, keys: Mapping[str, bytes], source: str) -> int:
 def add_parsers(sub, add_config_flags) -> None:
     counters = sub.add_parser("counters", allow_abbrev=False, help="list the spool's signed-frame counters, or "
                               "reset a re-keyed node's (signing.md)")
-    actions = counters.add_subparsers(dest="action", required=True)
+    # Neither the action nor --source is required by argparse, which would report them before an unknown option:
+    # cmd_counters refuses their absence.
+    actions = counters.add_subparsers(dest="action")
     listing = actions.add_parser("list", allow_abbrev=False, help="every stored counter and whose key it is")
     reset = actions.add_parser("reset", allow_abbrev=False, help="forget a node's counter once its key changed "
                                "(refused under an unchanged key, and while a gateway runs)")
-    reset.add_argument("--source", required=True, help="the node's source id")
+    reset.add_argument("--source", help="the node's source id (required)")
     for parser in (listing, reset):
         parser.add_argument("--config", help=f"TOML file (env TELEMETRY_CONFIG; default {DEFAULT_CONFIG} "
                             "if it exists)")
@@ -125,6 +127,12 @@ def add_parsers(sub, add_config_flags) -> None:
 def cmd_counters(args: argparse.Namespace) -> int:
     from .signing_config import signing_policy
 
+    if args.action is None:
+        print("telemetry-gateway counters: an action is required: list or reset", file=sys.stderr)
+        return 2
+    if args.action == "reset" and args.source is None:
+        print("telemetry-gateway counters reset: --source is required", file=sys.stderr)
+        return 2
     if args.action == "reset" and not is_source_name(args.source):
         print(f"telemetry-gateway counters reset: --source: {args.source!r} is not a source name "
               "([A-Za-z0-9_-]{1,32})", file=sys.stderr)
