@@ -12,8 +12,8 @@ Input lines and the output text: gateway/contract/process.md, "decode".
 from __future__ import annotations
 
 import argparse
-import math
 import os
+import re
 import sys
 from typing import BinaryIO, Callable, Iterable, Iterator, TextIO
 
@@ -28,6 +28,8 @@ from .text_forms import number_text, quoted
 
 PROG = "telemetry-gateway decode"
 STDIN_PATH = "-"  # the port's path: none, the lines come from stdin
+_WHOLE = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 class UsageError(Exception):
@@ -48,21 +50,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE", help="TOML config: its [signing] keys and settings (and serial.baud)")
     p.add_argument("--port", metavar="PATH[@BAUD]", help="read this serial port instead of stdin, until it goes "
                    "away, Ctrl-C, --count or --seconds; a summary line on stderr at the end")
-    p.add_argument("--count", type=int, metavar="N", help="--port: stop after N lines")
-    p.add_argument("--seconds", type=float, metavar="S", help="--port: stop after S seconds")
+    p.add_argument("--count", metavar="N", help="--port: stop after N lines")
+    p.add_argument("--seconds", metavar="S", help="--port: stop after S seconds (a decimal number)")
     return p
 
 
 def check_reading(args: argparse.Namespace) -> None:
-    """--count and --seconds: with --port only, and in range."""
-    for name in ("count", "seconds"):
-        value = getattr(args, name)
-        if value is None:
+    """--count and --seconds: with --port only, and above 0; made numbers here."""
+    for name, form, what in (("count", _WHOLE, "a whole number"), ("seconds", _DECIMAL, "a decimal number")):
+        text = getattr(args, name)
+        if text is None:
             continue
         if args.port is None:
             raise UsageError(f"--{name}: only with --port")
-        if not (math.isfinite(value) and value > 0):
-            raise UsageError(f"--{name}: must be above 0, not {value}")
+        if not form.fullmatch(text) or float(text) <= 0:
+            raise UsageError(f"--{name}: must be {what} above 0, not {quoted(text)}")
+        setattr(args, name, int(text) if name == "count" else float(text))
 
 
 def port_from(args: argparse.Namespace) -> SerialPort:

@@ -88,13 +88,16 @@ def write_config(tmp_path, keys):
 def test_a_keys_file_others_may_read_is_a_config_error(tmp_path):
     code, out, err = run_main(["--keys", str(keys_file(tmp_path, 0o644))], C5 + b"\n")
     assert (code, out) == (2, [])
-    assert err.startswith("telemetry-gateway: config error at signing.keys_file [unreadable]: ") and KEY.hex() not in err
+    assert err.startswith("telemetry-gateway: config error at signing.keys_file [unreadable]: ")
+    assert KEY.hex() not in err
 
 
-@pytest.mark.parametrize("args, word", [(["--count", "2"], "--count"), (["--seconds", "1"], "--seconds"),
-                                        (["--port", "/dev/null", "--count", "0"], "--count"),
-                                        (["--port", "/dev/null", "--seconds", "nan"], "--seconds"),
-                                        (["--bogus"], "--bogus")])
+USAGE_ERRORS = [(["--count", "2"], "--count"), (["--seconds", "1"], "--seconds"),
+                (["--port", "/dev/null", "--count", "0"], "--count"), (["--port", "x", "--count", "1.5"], "--count"),
+                (["--port", "/dev/null", "--seconds", "nan"], "--seconds"), (["--bogus"], "--bogus")]
+
+
+@pytest.mark.parametrize("args, word", USAGE_ERRORS)
 def test_usage_errors_name_the_option(args, word, capsys):
     assert main(args) == 2
     assert word in capsys.readouterr().err
@@ -145,7 +148,8 @@ def test_count_ends_at_that_many_lines_and_a_missing_port_exits_1(tmp_path):
     assert err.endswith(" lines=3 frames=3 accepted=0 bad_mac=0 replay=0 unsigned=0 unverified=3 status=0 "
                         "rejected=0 end=count\n")
     code, out, err = run_main(["--port", str(tmp_path / "ttyUSB9")])
-    assert (code, out) == (1, []) and err.startswith(f"telemetry-gateway decode: --port: cannot open {tmp_path}/ttyUSB9: ")
+    assert (code, out) == (1, [])
+    assert err.startswith(f"telemetry-gateway decode: --port: cannot open {tmp_path}/ttyUSB9: ")
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
