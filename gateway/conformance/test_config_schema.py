@@ -107,14 +107,21 @@ def test_config_md_alert_table_is_the_schema():
         assert cells[1] == TYPE_WORDS[SCHEMA["alert_table"][path.split(".")[-1]]["type"]], path
 
 
-def example_keys() -> dict[str, dict[str, object]]:
-    """The example's keys by section, set or commented out (a comment line that is `# key = <TOML value>`)."""
+ALERTS_MARK = "# [[alerts]]"  # the example's commented rules: from the first such line to the end of the file
+
+
+def example_keys(examples: bool = False) -> dict[str, dict[str, object]]:
+    """The example's keys by section, set or commented out (a comment line that is `# key = <TOML value>`); with
+    examples, instead the other values it suggests (an indented comment line, `#   key = <TOML value>`)."""
     found: dict[str, dict[str, object]] = {}
     section = None
-    for line in EXAMPLE.read_text(encoding="utf-8").splitlines():
+    text = EXAMPLE.read_text(encoding="utf-8")
+    for line in text[:text.index(ALERTS_MARK)].splitlines():
         if match := re.fullmatch(r"\[([a-z_]+)\]", line.strip()):
             section = match[1]
             found.setdefault(section, {})
+            continue
+        if line.startswith("#   ") != examples:
             continue
         text = line[1:].strip() if line.startswith("#") else line
         try:
@@ -127,14 +134,44 @@ def example_keys() -> dict[str, dict[str, object]]:
     return found
 
 
+def example_alerts() -> list[dict]:
+    """The example's commented [[alerts]] rules, uncommented as its words say: the first "#" of each line removed."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    lines = text[text.index(ALERTS_MARK):].splitlines()
+    assert all(line.startswith("#") for line in lines), "an uncommented line among the example's rules"
+    document = tomllib.loads("\n".join(line[1:] for line in lines))
+    assert list(document) == ["alerts"]
+    return document["alerts"]
+
+
 def test_the_example_shows_every_key_and_nothing_else():
     found = example_keys()
     assert {s: set(keys) for s, keys in found.items()} == {s: set(keys) for s, keys in defaults().items()}
+    for section, keys in example_keys(examples=True).items():
+        for key, value in keys.items():
+            declared = KEYS[f"{section}.{key}"]  # a key of its section
+            assert type(value) is type(declared["default"]), f"{section}.{key}: not of its type"
+            assert value in declared.get("choices", [value]), f"{section}.{key}: not a choice"
     assert tomllib.loads(EXAMPLE.read_text(encoding="utf-8")).keys() <= SCHEMA["sections"].keys()
     for section, keys in found.items():
         for key, value in keys.items():
             if f"{section}.{key}" != "serial.ports":  # the example's one port, to be edited
                 assert same(value, KEYS[f"{section}.{key}"]["default"]), f"{section}.{key}: not the default"
+
+
+def test_the_example_rules_are_a_frost_a_heat_and_a_silence_rule_of_the_schema():
+    rules = example_alerts()
+    assert [(rule["name"], [key for key in ("below", "above", "silent_s") if key in rule]) for rule in rules] == [
+        ("frost", ["below"]), ("heat", ["above"]), ("board_silent", ["silent_s"])]
+    for rule in rules:
+        assert set(rule) <= set(SCHEMA["alert_table"]), rule["name"]
+        for key, value in rule.items():
+            declared = SCHEMA["alert_table"][key]
+            assert isinstance(value, {"string": str, "number": float, "strings": list}[declared["type"]]), key
+            if "pattern" in declared:
+                assert re.fullmatch(declared["pattern"], value), key
+        assert rule["command"][0] == "/usr/local/bin/telemetry-alert-webhook"  # what deploy/pi/install installs
+    assert rules[0]["below"] == 2.0 and rules[0]["for_s"] == 600.0
 
 
 def test_the_vectors_resolve_every_key_of_the_schema():

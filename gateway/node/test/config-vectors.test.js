@@ -108,6 +108,18 @@ describe('config', () => {
     assert.deepEqual(config.decode, DEFAULTS.decode);
   });
 
+  it('the example\'s commented rules load uncommented (the first "#" of each of their lines removed)', () => {
+    const text = readFileSync(EXAMPLE, 'utf8');
+    const mark = text.indexOf('# [[alerts]]');
+    const file = join(SCRATCH, 'example-rules.toml');
+    writeFileSync(file, text.slice(0, mark) + text.slice(mark).split('\n').map((line) => line.slice(1)).join('\n'));
+    const config = loadConfig(file, {}, { env: {} });
+    assert.deepEqual(config.alerts.map((rule) => [rule.name, rule.below, rule.above, rule.silent_s, rule.command[0]]),
+      [['frost', 2, null, null, '/usr/local/bin/telemetry-alert-webhook'],
+        ['heat', null, 35, null, '/usr/local/bin/telemetry-alert-webhook'],
+        ['board_silent', null, null, 900, '/usr/local/bin/telemetry-alert-webhook']]);
+  });
+
   it('the environment, then flags, override the file', () => {
     const env = { TELEMETRY_CASSANDRA_HOSTS: '10.0.0.5, 10.0.0.6', TELEMETRY_SPOOL_MAX_MB: '64',
       TELEMETRY_CASSANDRA_PORT: '9142', TELEMETRY_SERIAL_PORTS: '/dev/a,/dev/b@9600' };

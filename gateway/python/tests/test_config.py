@@ -24,6 +24,18 @@ def test_the_example_documents_every_key_and_loads():
     assert config.decode == Config().decode
 
 
+def test_the_examples_commented_rules_load_uncommented(tmp_path):
+    """Its [[alerts]] rules at the end, commented: with the first "#" of each of their lines removed, as it says."""
+    text = EXAMPLE.read_text()
+    mark = text.index("# [[alerts]]")
+    (tmp_path / "config.toml").write_text(text[:mark] + "\n".join(line[1:] for line in text[mark:].splitlines()))
+    config = load_config(tmp_path / "config.toml", env={})
+    assert [(rule.name, rule.kind, rule.command[0]) for rule in config.alerts] == [
+        ("frost", "below", "/usr/local/bin/telemetry-alert-webhook"),
+        ("heat", "above", "/usr/local/bin/telemetry-alert-webhook"),
+        ("board_silent", "silence", "/usr/local/bin/telemetry-alert-webhook")]
+
+
 def test_environment_then_flags_override_the_file():
     env = {"TELEMETRY_CASSANDRA_HOSTS": "10.0.0.5, 10.0.0.6", "TELEMETRY_SPOOL_MAX_MB": "64",
            "TELEMETRY_CASSANDRA_PORT": "9142", "TELEMETRY_SERIAL_PORTS": "/dev/a,/dev/b@9600"}
