@@ -43,7 +43,8 @@ Commands:
   run      read inputs, spool, write to Cassandra (the service)
   check    validate the config, connect, report the schema version
   counters list the spool's signed-frame counters, or reset a re-keyed node's (counters --help)
-  decode   decode lines from stdin as the gateway would; one JSON line each (decode --help)
+  decode   decode lines from stdin or a port (--port) as the gateway would, verified with --keys; one JSON
+           line each (decode --help)
 
 Options:
   -h, --help   this help

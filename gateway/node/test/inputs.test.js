@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import { backoffS } from '../src/backoff.js';
@@ -18,7 +17,8 @@ import {
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
 import { lineDecoder } from '../src/room-csv.js';
-import { PYTHON, noPython } from '../test-support/python.js';
+import { PtyBoard } from '../test-support/pty-board.js';
+import { noPython } from '../test-support/python.js';
 
 /** A v1 frame line as a board prints it. */
 function frameLine(source, seq, values) {
@@ -245,59 +245,6 @@ describe('LineHandler', () => {
 // the slave's path linked at the test's path, bytes written from the master, unplug = unlink and close both ends).
 
 const NO_PYTHON = noPython('it holds the ptys');
-
-// One board on a pty: commands on stdin, one "ok ..." line back each.
-const BOARD = String.raw`
-import fcntl, os, select, struct, sys, termios, tty
-link = sys.argv[1]
-master = slave = None
-for line in sys.stdin:
-    command, _, argument = line.strip().partition(" ")
-    answer = ""
-    if command == "plug":
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        if os.path.lexists(link):
-            os.unlink(link)
-        os.symlink(os.ttyname(slave), link)
-    elif command == "write":
-        view = memoryview(bytes.fromhex(argument))
-        while view:
-            select.select([], [master], [], 10)
-            view = view[os.write(master, view):]
-    elif command == "unplug":
-        os.unlink(link)
-        os.close(slave)
-        os.close(master)
-    elif command == "pending":  # bytes waiting in the kernel, unread by the gateway
-        answer = str(struct.unpack("i", fcntl.ioctl(slave, termios.FIONREAD, b"\0\0\0\0"))[0])
-    print("ok", answer, flush=True)
-`;
-
-class PtyBoard {
-  constructor(link) {
-    this.process = spawn(PYTHON, ['-c', BOARD, link], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.answers = [];
-    createInterface({ input: this.process.stdout }).on('line', (line) => this.answers.shift()?.(line));
-  }
-
-  command(text) {
-    return new Promise((resolve) => {
-      this.answers.push((line) => resolve(line.slice(3)));
-      this.process.stdin.write(`${text}\n`);
-    });
-  }
-
-  plug() { return this.command('plug'); }
-  unplug() { return this.command('unplug'); }
-  write(text) { return this.command(`write ${Buffer.from(text, 'latin1').toString('hex')}`); }
-  async pending() { return Number(await this.command('pending')); }
-
-  close() {
-    this.process.stdin.end();
-    return new Promise((resolve) => { this.process.on('exit', resolve); });
-  }
-}
 
 describe('SerialInput on a pseudo-terminal', { skip: NO_PYTHON }, () => {
   let dir;
