@@ -55,7 +55,7 @@ Options:
 const READING = { count: [/^[0-9]+$/, 'a whole number'], seconds: [/^[0-9]+(\.[0-9]+)?$/, 'a decimal number'] };
 
 /** --count and --seconds: with --port only, and above 0. Resolves to {count, seconds} (numbers) or {error}. */
-export function readingFrom(options) {
+function readingFrom(options) {
   const reading = {};
   for (const [name, [form, what]] of Object.entries(READING)) {
     const text = options[name];

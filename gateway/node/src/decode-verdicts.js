@@ -6,7 +6,7 @@ import { Verifier } from './signing.js';
 
 const VERDICTS = ['accepted', 'bad_mac', 'replay', 'unsigned'];
 /** Why reading a port ended. */
-export const ENDS = ['gone', 'signal', 'count', 'seconds'];
+const ENDS = ['gone', 'signal', 'count', 'seconds'];
 
 export class DecodeJudge {
   /**
