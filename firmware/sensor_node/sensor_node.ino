@@ -7,6 +7,7 @@
 #include <TelemetryNode.h>
 #if SIGNING
 #include "signing.h"
+#include "provisioning.h"
 #endif
 
 using namespace telemetry;
@@ -133,6 +134,7 @@ void setup() {
   Serial.print(SAMPLE_SECONDS);
   signing::load();
   Serial.println(signing::has_key ? F(" payload=v2") : F(" payload=v2 key=none"));
+  if (provisioning::listen()) signing::load();
 #else
   Serial.println(SAMPLE_SECONDS);
 #endif
@@ -148,7 +150,9 @@ void loop() {
   sample(payload);
 #if SIGNING
   if (!signing::has_key) {  // nothing goes on the air unsigned: the gateway would reject it; say why here instead
-    Serial.println(F("# no key"));
+    Serial.print(F("# no key: run firmware/scripts/provision PORT "));
+    Serial.print(NODE_ID);
+    Serial.println(F(" --keys KEYS_FILE"));
     Serial.flush();
     sleep_seconds(SAMPLE_SECONDS);
     return;

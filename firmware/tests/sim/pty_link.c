@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -34,4 +35,21 @@ int pty_link_open(const char* link_path, const char* who) {
   }
   fprintf(stderr, "# %s: uart0 on %s -> %s\n", who, link_path, slave_path);
   return master;
+}
+
+int pty_link_watch_opens(int master, const char* who) {
+  int watch = inotify_init1(IN_NONBLOCK);
+  if (watch < 0 || inotify_add_watch(watch, ptsname(master), IN_OPEN) < 0) {
+    fprintf(stderr, "%s: inotify on the pty: ", who);
+    perror(NULL);
+    return -1;
+  }
+  return watch;
+}
+
+int pty_link_opened(int watch) {
+  char events[1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+  int opened = 0;
+  while (read(watch, events, sizeof events) > 0) opened = 1;
+  return opened;
 }

@@ -26,7 +26,7 @@
 #define CYCLES_PER_MS (CPU_HZ / 1000)
 
 static const char usage[] =
-    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-E K] [-o EEPROM.eep] [-p PTY_LINK] [-r] "
+    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-E K] [-o EEPROM.eep] [-p PTY_LINK [-R]] [-r] "
     "[-T] [-w WALL_S] firmware.elf\n"
     "  -m SIM_MS   stop after SIM_MS simulated milliseconds (default: until SIGTERM/SIGINT)\n"
     "  -a PIN=MV   analog input A<PIN> (0-7) held at MV millivolts (repeatable; default 0)\n"
@@ -36,6 +36,7 @@ static const char usage[] =
     "              next is not\n"
     "  -o FILE     at the end, write the whole EEPROM as an Intel HEX image (for -e on the next boot)\n"
     "  -p PATH     expose UART0 on a pseudo-terminal and make PATH a symlink to it (else UART0 -> stdout)\n"
+    "  -R          reset the board whenever the pty is opened, as an Uno's USB serial chip does through DTR\n"
     "  -T          prefix each stdout line with [simulated ms]\n"
     "  -r          pace simulated time to wall-clock time (else as fast as the host runs)\n"
     "  -w WALL_S   wall-clock watchdog: give up after WALL_S seconds, exit 3 (default 120)\n"
@@ -44,6 +45,7 @@ static const char usage[] =
 
 static volatile sig_atomic_t stop_requested;
 static int pty_master = -1;
+static int open_watch = -1;    // -R: inotify on the pty's slave side, which reports each open
 static int uart_input_ready;  // simavr's UART fifo has room (XON seen after XOFF)
 static int timestamps;        // -T: prefix each stdout line with the simulated ms at its first byte
 static avr_t* board;
@@ -98,18 +100,11 @@ static void uart_to_pty(struct avr_irq_t* irq, uint32_t value, void* param) {
   if (write(pty_master, &byte, 1) < 0 && errno != EAGAIN && errno != EIO) perror("sim_uno: pty write");
 }
 
-static void uart_xon(struct avr_irq_t* irq, uint32_t value, void* param) {
+// simavr's UART input fifo: XON = room for bytes, XOFF = full.
+static void uart_flow(struct avr_irq_t* irq, uint32_t value, void* param) {
   (void)irq;
   (void)value;
-  (void)param;
-  uart_input_ready = 1;
-}
-
-static void uart_xoff(struct avr_irq_t* irq, uint32_t value, void* param) {
-  (void)irq;
-  (void)value;
-  (void)param;
-  uart_input_ready = 0;
+  uart_input_ready = param != NULL;
 }
 
 // simavr's own messages go to stderr at warning level and above, so stdout carries only the board's UART.
@@ -128,6 +123,16 @@ static void pump_pty_input(avr_t* avr, avr_irq_t* uart_in) {
   uint8_t byte;
   while (uart_input_ready && read(pty_master, &byte, 1) == 1) avr_raise_irq(uart_in, byte);
   (void)avr;
+}
+
+// At power-up and after each reset (which keeps the EEPROM): the ADC inputs, and no console echo and no host
+// sleeping while the sketch polls the UART.
+static void start_board(avr_t* avr, const long adc_mv[8]) {
+  uint32_t uart_flags = 0;
+  avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &uart_flags);
+  for (int pin = 0; pin < 8; ++pin) {
+    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + pin), (uint32_t)adc_mv[pin]);
+  }
 }
 
 static void eecr_write(avr_t* avr, avr_io_addr_t addr, uint8_t v, void* param) {
@@ -193,8 +198,8 @@ int main(int argc, char** argv) {
   const char* pty_link = NULL;
   const char* eeprom_image = NULL;
   const char* eeprom_out = NULL;
-  int realtime = 0, opt;
-  while ((opt = getopt(argc, argv, "m:a:v:e:E:o:p:rTw:h")) != -1) {
+  int realtime = 0, reset_on_open = 0, opt;
+  while ((opt = getopt(argc, argv, "m:a:v:e:E:o:p:RrTw:h")) != -1) {
     int pin;
     long mv;
     switch (opt) {
@@ -205,6 +210,7 @@ int main(int argc, char** argv) {
       case 'E': eeprom_cut_after = strtoul(optarg, NULL, 10); break;
       case 'o': eeprom_out = optarg; break;
       case 'r': realtime = 1; break;
+      case 'R': reset_on_open = 1; break;
       case 'T': timestamps = 1; break;
       case 'w': wall_limit_s = atol(optarg); break;
       case 'a':
@@ -214,7 +220,7 @@ int main(int argc, char** argv) {
       default: return fputs(usage, stderr), opt == 'h' ? 0 : 1;
     }
   }
-  if (optind != argc - 1 || (sim_ms <= 0 && !pty_link)) return fputs(usage, stderr), 1;
+  if (optind != argc - 1 || (sim_ms <= 0 && !pty_link) || (reset_on_open && !pty_link)) return fputs(usage, stderr), 1;
 
   avr_global_logger_set(log_to_stderr);
   elf_firmware_t firmware;
@@ -230,15 +236,12 @@ int main(int argc, char** argv) {
   avr->vcc = avr->avcc = avr->aref = (uint32_t)vcc_mv;
   if (hook_eeprom(avr) || (eeprom_image && load_eeprom(eeprom_image))) return 1;
 
-  for (int pin = 0; pin < 8; ++pin) {
-    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + pin), (uint32_t)adc_mv[pin]);
-  }
-  uint32_t uart_flags = 0;  // no console echo, no host sleeping while the sketch polls the UART
-  avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &uart_flags);
+  start_board(avr, adc_mv);
   avr_irq_t* uart_in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
-  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), uart_xon, NULL);
-  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uart_xoff, NULL);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), uart_flow, (void*)1);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uart_flow, NULL);
   if (pty_link && (pty_master = pty_link_open(pty_link, "sim")) < 0) return 1;
+  if (reset_on_open && (open_watch = pty_link_watch_opens(pty_master, "sim")) < 0) return 1;
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT),
                           pty_link ? uart_to_pty : uart_to_stdout, NULL);
 
@@ -272,6 +275,11 @@ int main(int argc, char** argv) {
     if (wall > wall_limit_s * 1000.0) {
       outcome = "watchdog";
       break;
+    }
+    if (open_watch >= 0 && pty_link_opened(open_watch)) {
+      avr_reset(avr);
+      avr->state = cpu_Running;
+      start_board(avr, adc_mv);
     }
     if (pty_link) pump_pty_input(avr, uart_in);
     if (realtime) {
