@@ -11,6 +11,8 @@ NODE_HOME=/opt/telemetry-gateway-node
 SYSUSERS_FILE=/etc/sysusers.d/telemetry-gateway.conf
 UDEV_RULE=/etc/udev/rules.d/70-telemetry-serial.rules
 MODULES_FILE=/etc/modules-load.d/telemetry-gateway.conf
+# The ready [[alerts]] command (deploy/notify), for either gateway.
+NOTIFIER=/usr/local/bin/telemetry-alert-webhook
 DEST=
 
 say() { echo "${0##*/}: $*"; }

@@ -33,7 +33,9 @@ NODE_MODULES = ROOT / "gateway" / "node" / "node_modules"
 # What install writes outside the gateway's own folder under /opt.
 INSTALLED = ["etc/sysusers.d/telemetry-gateway.conf", "etc/telemetry-gateway", "etc/telemetry-gateway/config.toml",
              "etc/telemetry-gateway/credentials.toml", "var/lib/telemetry-gateway",
-             "etc/udev/rules.d/70-telemetry-serial.rules", "etc/modules-load.d/telemetry-gateway.conf"]
+             "etc/udev/rules.d/70-telemetry-serial.rules", "etc/modules-load.d/telemetry-gateway.conf",
+             "usr/local/bin/telemetry-alert-webhook"]
+NOTIFIER = ROOT / "deploy" / "notify" / "telemetry-alert-webhook"
 
 
 def run(*command, check=True) -> subprocess.CompletedProcess:
@@ -168,6 +170,8 @@ def test_the_user_config_state_and_modes(installed):
         ["usbserial", "cdc_acm", ""]
     rule = (installed / "etc/udev/rules.d/70-telemetry-serial.rules").read_text()
     assert 'SYMLINK+="telemetry/$env{ID_SERIAL_SHORT}"' in rule and "ttyUSB[0-9]*|ttyACM[0-9]*" in rule
+    notifier = installed / "usr/local/bin/telemetry-alert-webhook"
+    assert owner_and_mode(notifier) == (*owned(0, 0), "0o755") and notifier.read_bytes() == NOTIFIER.read_bytes()
     # Nothing the service user may change in its own code.
     venv = installed / "opt/telemetry-gateway/venv"
     assert not [p for p in venv.rglob("*") if not p.is_symlink() and (p.lstat().st_mode & 0o022
@@ -190,6 +194,13 @@ def test_the_installed_gateway_runs(installed):
     assert frame_decoded_by(command)["kind"] == "frame"
     result = subprocess.run([str(command.parent / "python"), "-m", "pip", "check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+    assert notifier_runs(installed)
+
+
+def notifier_runs(installed: Path) -> bool:
+    """The installed notifier starts with the system's python3 (deploy/notify/tests holds what it sends)."""
+    result = run(installed / "usr/local/bin/telemetry-alert-webhook", "--help")
+    return result.stdout.startswith("usage: telemetry-alert-webhook")
 
 
 @needs_root
@@ -224,6 +235,7 @@ def test_node_install_replaces_the_python_unit(installed):
     assert frame_decoded_by(node_home / "bin/telemetry-gateway-node")["kind"] == "frame"
     assert not (node_home / "contract").is_symlink() and (node_home / "contract/spool.sql").is_file()
     assert not (node_home / "test").exists()
+    assert notifier_runs(installed)  # either gateway's install has it
 
 
 @needs_root
@@ -241,6 +253,7 @@ def test_uninstall_keeps_the_data_unless_purge(installed):
     assert not wants.exists() or not list(wants.iterdir())
     assert not (installed / "opt/telemetry-gateway").exists() and not node_home.exists()
     assert not (installed / "etc/udev/rules.d/70-telemetry-serial.rules").exists()
+    assert not (installed / "usr/local/bin/telemetry-alert-webhook").exists()
     assert spooled.read_bytes() == b"frames not yet in Cassandra"
     assert (installed / "etc/telemetry-gateway/credentials.toml").exists() and account(installed, "telemetry")
 
