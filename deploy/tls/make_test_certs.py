@@ -131,11 +131,14 @@ def make_all(out: Path, nodes: int, hosts: list[str], days: int) -> list[tuple[P
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="deploy/tls/make-test-certs", description=__doc__.split("\n\n")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("outdir", type=Path)
+    # Optional for argparse, which would report it missing before an unknown option; checked below.
+    p.add_argument("outdir", type=Path, nargs="?")
     p.add_argument("--nodes", type=int, default=1, help="SANs for 127.0.0.1 .. 127.0.0.N (default 1; 0: none)")
     p.add_argument("--hosts", default="", help="more SANs, comma-separated IP addresses or DNS names")
     p.add_argument("--days", type=int, default=30, help="validity in days (default 30)")
     args = p.parse_args(argv)
+    if args.outdir is None:
+        p.error("the following arguments are required: outdir")
     if not 0 <= args.nodes <= 99:
         p.error("--nodes takes 0-99 (nodes are 127.0.0.1-99)")
     if args.days < 1:
