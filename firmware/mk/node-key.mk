@@ -2,6 +2,7 @@
 #   make key-eep NODE_ID=3 KEY_FILE=keys.txt [COUNTER_FLOOR=N]   the EEPROM image holding node3's key, into KEY_EEP
 #   make upload NODE_ID=3 KEY_FILE=keys.txt BOOTLOADER_EEPROM=yes   flash + key through a bootloader that writes EEPROM
 #   make ispload NODE_ID=3 KEY_FILE=keys.txt ISP_PROG=usbasp        flash + key through an ISP programmer
+#   make upload NODE_ID=3                                           flash only: warns that the node has no key yet
 # The key goes from the keys file into a mode-600 image under build/ and from there to avrdude: never into the
 # sketch, a make variable or a command line of its own. The image is deleted once avrdude has run.
 # COUNTER_FLOOR=N (the gateway's last accepted counter for the node) also writes the counter reservation, N + 1:
@@ -59,3 +60,23 @@ bootloader-eeprom-check:
 	  echo "upload KEY_FILE=: the Uno's stock bootloader (Optiboot 4.4) cannot write EEPROM and would write the key" \
 	       "into flash. With a bootloader that writes EEPROM (Optiboot 8 built with SUPPORT_EEPROM, urboot) add" \
 	       "BOOTLOADER_EEPROM=yes; else use an ISP programmer: make ispload ISP_PROG=usbasp ... (README)" >&2; exit 1; }
+
+# A signing node flashed without its key sends nothing until it gets one: say so at upload, with the command that
+# gives it its key over the same cable (scripts/provision, PROTOCOL.md 8.9). The provision script flashes with
+# PROVISIONING=serial: it provisions right after.
+ifndef KEY_FILE
+ifneq ($(SIGNING),0)
+ifneq ($(PROVISIONING),serial)
+upload: no-key-warning
+endif
+endif
+endif
+
+.PHONY: no-key-warning
+no-key-warning:
+	@{ echo; \
+	  echo "*** WARNING: flashing the signing sensor node WITHOUT a key: node$(or $(NODE_ID),1) will send NOTHING until it is provisioned."; \
+	  echo "*** Give it its key over this same USB cable once the upload is done (the key is made in the keys file if missing):"; \
+	  echo "***   firmware/scripts/provision $(or $(PORT),PORT) $(or $(NODE_ID),1) --keys keys.txt --no-flash"; \
+	  echo "*** or flash and provision in one step: firmware/scripts/provision $(or $(PORT),PORT) $(or $(NODE_ID),1) --keys keys.txt"; \
+	  echo; } >&2
