@@ -66,6 +66,10 @@ BOARD_SIM = "firmware/board_sim/tests/test_board_simulation.py"
 A_BOARD = "a real board on a USB port"
 A_PI = "changes the machine it runs on (a Pi as root, systemd as PID 1); deploy/pi/tests install the same under --root"
 
+# decode --port and its verdicts, both gateways on a pty (a keys file through --config there).
+BENCH_DECODE = ("gateway/conformance/test_bench_decode.py::"
+                "test_decode_port_gives_every_gateway_the_same_verdicts_and_writes_nothing")
+
 COMMANDS: dict[str, Run | RunBy | Manual] = {
     # README.md
     "make demo": Manual("the whole pipeline for minutes, Cassandra and Spark included; run by hand, as a newcomer does"),
@@ -127,6 +131,7 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     ".venv/bin/telemetry-gateway check --config gateway.toml": RunBy(
         "gateway/conformance/test_process_contract.py::test_check_fails_clearly_without_cassandra"),
     f"echo {DECODE_LINE} | .venv/bin/telemetry-gateway decode": Run(expect='"kind":"frame"'),
+    ".venv/bin/telemetry-gateway decode --port /dev/ttyUSB0 --keys keys.txt": RunBy(BENCH_DECODE),  # on a pty
     # gateway/node/README.md
     "gateway/node/bin/telemetry-gateway-node --help": Run(expect="Serial telemetry frames into Cassandra"),
     "gateway/node/bin/telemetry-gateway-node --version": Run(expect="(node)"),
@@ -137,6 +142,7 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "gateway/node/bin/telemetry-gateway-node check --config gateway.toml": RunBy(
         "gateway/conformance/test_process_contract.py::test_check_fails_clearly_without_cassandra"),
     f"echo {DECODE_LINE} | gateway/node/bin/telemetry-gateway-node decode": Run(expect='"kind":"frame"'),
+    "gateway/node/bin/telemetry-gateway-node decode --port /dev/ttyUSB0 --keys keys.txt": RunBy(BENCH_DECODE),
     "node --test gateway/node/test/": Manual("the Node gateway's whole suite; make test runs it"),
     # gateway/benchmark/README.md
     "gateway/bench --help": Run(expect="usage: gateway/bench"),
