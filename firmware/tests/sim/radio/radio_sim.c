@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <simavr/avr_eeprom.h>
 #include <simavr/sim_avr.h>
+#include <simavr/sim_hex.h>
 
 #include "../pty_link.h"
 #include "attack.h"
@@ -24,7 +26,7 @@
 static const char usage[] =
     "usage: radio-sim --nodes N [--sample-s S] --seconds T [--pty-link PATH] [-r] [--seed N] [--loss P]\n"
     "                 [--ack-loss P] [--corrupt P] [--drop-data|--drop-ack NODE:PKT[:N|all]]... [--trace FILE]\n"
-    "                 [--keys FILE] [--attack forge|replay[,...]] [--reboot-node NODE:S]... [--reboot-base S]...\n"
+    "                 [--keys FILE] [--eeprom NODE:FILE]... [--attack forge|replay[,...]] [--reboot-node NODE:S]... [--reboot-base S]...\n"
     "                 (radio_sim itself then takes BASE.elf NODE1.elf ... NODEN.elf)\n"
     "stderr ends with: simulated_ms= delivered= lost= dup_dropped= acks_lost= collisions= max_rt= forged= replayed=\n";
 
@@ -122,6 +124,30 @@ static double cpu_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+// --eeprom NODE:FILE: node NODE boots with the EEPROM of an Intel HEX image (sim_uno -o writes one), e.g. a board
+// provisioned over its serial line (scripts/provision). Read whole through the module's own buffer: simavr's
+// EEPROM_SET refuses a range ending on the last byte.
+static int load_eeprom(board_t* b, const char* path) {
+  avr_eeprom_desc_t desc = {.ee = NULL, .offset = 0, .size = 0};
+  avr_ioctl(b->avr, AVR_IOCTL_EEPROM_GET, &desc);
+  ihex_chunk_p chunks = NULL;
+  int count = read_ihex_chunks(path, &chunks), bad = count < 0 || !desc.ee;
+  for (int i = 0; !bad && i < count; ++i) {
+    bad = chunks[i].baseaddr + chunks[i].size > 1024;
+    if (!bad) memcpy(desc.ee + chunks[i].baseaddr, chunks[i].data, chunks[i].size);
+  }
+  if (count > 0) free_ihex_chunks(chunks);
+  return bad ? fprintf(stderr, "radio-sim: cannot load EEPROM image %s\n", path), -1 : 0;
+}
+
+static int parse_node_file(const char* text, const char* files[KEYS_MAX_NODE + 1]) {
+  int n = atoi(text);
+  const char* colon = strchr(text, ':');
+  if (n < 1 || n > KEYS_MAX_NODE || !colon || !colon[1]) return 1;
+  files[n] = colon + 1;
+  return 0;
+}
+
 static int parse_probability(const char* text, double* out) {
   char* end;
   *out = strtod(text, &end);
@@ -130,16 +156,16 @@ static int parse_probability(const char* text, double* out) {
 
 int main(int argc, char** argv) {
   enum { O_NODES = 256, O_SAMPLE, O_SECONDS, O_PTY, O_SEED, O_LOSS, O_ACK_LOSS, O_CORRUPT, O_DROP_DATA, O_DROP_ACK,
-         O_TRACE, O_KEYS, O_ATTACK, O_REBOOT_NODE, O_REBOOT_BASE };
+         O_TRACE, O_KEYS, O_ATTACK, O_REBOOT_NODE, O_REBOOT_BASE, O_EEPROM };
   static const struct option options[] = {
       {"nodes", 1, 0, O_NODES}, {"sample-s", 1, 0, O_SAMPLE}, {"seconds", 1, 0, O_SECONDS},
       {"pty-link", 1, 0, O_PTY}, {"seed", 1, 0, O_SEED}, {"loss", 1, 0, O_LOSS}, {"ack-loss", 1, 0, O_ACK_LOSS},
       {"corrupt", 1, 0, O_CORRUPT}, {"drop-data", 1, 0, O_DROP_DATA}, {"drop-ack", 1, 0, O_DROP_ACK},
       {"trace", 1, 0, O_TRACE}, {"keys", 1, 0, O_KEYS}, {"attack", 1, 0, O_ATTACK},
-      {"reboot-node", 1, 0, O_REBOOT_NODE}, {"reboot-base", 1, 0, O_REBOOT_BASE}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+      {"reboot-node", 1, 0, O_REBOOT_NODE}, {"reboot-base", 1, 0, O_REBOOT_BASE}, {"eeprom", 1, 0, O_EEPROM}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   int nodes = 0, realtime = 0, opt, bad = 0;
   double seconds = 0, sample_s = 60;  // the sketch's default SAMPLE_SECONDS
-  const char *pty_path = NULL, *trace_path = NULL, *keys_path = NULL;
+  const char *pty_path = NULL, *trace_path = NULL, *keys_path = NULL, *eeprom_paths[KEYS_MAX_NODE + 1] = {0};
   faults_t faults = {.seed = 1};
   static schedule_t schedule;
   static attack_t attack;
@@ -159,6 +185,7 @@ int main(int argc, char** argv) {
       case O_DROP_ACK: bad |= faults_add_drop(&faults, optarg, 1) != 0; break;
       case O_TRACE: trace_path = optarg; break;
       case O_KEYS: keys_path = optarg; break;
+      case O_EEPROM: bad |= parse_node_file(optarg, eeprom_paths); break;
       case O_ATTACK: bad |= attack_parse(&attack, optarg) != 0, attacking = 1; break;
       case O_REBOOT_NODE: bad |= add_node_reboot(&schedule, optarg) != 0; break;
       case O_REBOOT_BASE: bad |= add_reboot(&schedule, 0, optarg) != 0; break;
@@ -194,6 +221,7 @@ int main(int argc, char** argv) {
     if (have_key[n] && board_write_eeprom(node, TELEMETRY_EEPROM_KEY_OFFSET, keys[n], KEY_SIZE)) {
       return fprintf(stderr, "radio-sim: cannot write node %d's EEPROM\n", n), 1;
     }
+    if (eeprom_paths[n] && load_eeprom(node, eeprom_paths[n])) return 1;
     // Each node's clock off by up to +-0.5 % (the Uno's ceramic resonator; the watchdog's own oscillator, which
     // simavr derives from it, is +-10 % on a real chip): nodes that once collide drift apart again, as real ones do.
     node->clock_ppm = (int32_t)(10000 * rng_unit(&boot)) - 5000;
