@@ -4,6 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Readable, Writable } from 'node:stream';
 
@@ -53,7 +56,19 @@ describe('the protocol vectors through decode', () => {
 describe('decode_text.jsonl: the exact output text', () => {
   for (const c of TEXT_CASES) {
     it(c.name, async () => {
-      assert.deepStrictEqual(await decode([latin1(c.input)], csvArgs(c.params)), { code: 0, out: c.expect, err: '' });
+      const args = csvArgs(c.params);
+      let dir = null;
+      if (c.params.keys) { // --keys: a keys file of mode 0600
+        dir = mkdtempSync(join(tmpdir(), 'decode-keys-'));
+        writeFileSync(join(dir, 'keys'), Object.entries(c.params.keys).map(([s, key]) => `${s} ${key}\n`).join(''),
+          { mode: 0o600 });
+        args.push('--keys', join(dir, 'keys'));
+      }
+      try {
+        assert.deepStrictEqual(await decode([latin1(c.input)], args), { code: 0, out: c.expect, err: '' });
+      } finally {
+        if (dir !== null) rmSync(dir, { recursive: true, force: true });
+      }
     });
   }
 });
@@ -137,7 +152,7 @@ describe('arguments', () => {
 it('as a process on stdin and stdout', () => {
   const script = `import(${JSON.stringify(new URL('../src/decode-command.js', import.meta.url).href)})`
     + '.then(m => m.decodeCommand(process.argv.slice(1))).then(c => process.exit(c))';
-  const whole = TEXT_CASES.filter((c) => !c.params.csv && c.input.endsWith('\n'));
+  const whole = TEXT_CASES.filter((c) => !c.params.csv && !c.params.keys && c.input.endsWith('\n'));
   const input = latin1(whole.map((c) => c.input).join('').repeat(1000));
   const done = spawnSync(process.execPath, ['-e', script, '--'], { input, timeout: 60_000 });
   assert.equal(done.status, 0, String(done.stderr));

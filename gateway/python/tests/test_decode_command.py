@@ -17,6 +17,8 @@ VECTORS = Path(__file__).resolve().parents[3] / "firmware" / "protocol" / "vecto
 
 CONTRACT_VECTORS = Path(__file__).resolve().parents[2] / "contract" / "vectors"
 TEXT_CASES = [json.loads(line) for line in (CONTRACT_VECTORS / "decode_text.jsonl").read_text("ascii").splitlines()]
+# Whole lines under no options: the cases that can be run one after another in one process.
+PLAIN_CASES = [case for case in TEXT_CASES if case["params"] == {"csv": False} and case["input"].endswith("\n")]
 
 
 def decode(data: bytes, *args: str) -> tuple[int, list[str]]:
@@ -58,10 +60,16 @@ def test_the_room_csv_vectors_with_csv(case):
 
 
 @pytest.mark.parametrize("case", TEXT_CASES, ids=lambda c: c["name"])
-def test_exact_text(case):
-    """decode_text.jsonl: params.csv (with source and columns) → the options; input → the exact output lines."""
+def test_exact_text(case, tmp_path):
+    """decode_text.jsonl: params.csv (with source and columns) and params.keys → the options; input → the exact
+    output lines."""
     params = case["params"]
     args = ["--csv", "--source", params["source"], "--columns", params["columns"]] if params["csv"] else []
+    if "keys" in params:
+        keys = tmp_path / "keys"
+        keys.touch(mode=0o600)
+        keys.write_text("".join(f"{source} {key}\n" for source, key in params["keys"].items()))
+        args += ["--keys", str(keys)]
     assert decode(case["input"].encode("latin-1"), *args) == (0, case["expect"])
 
 
@@ -90,10 +98,8 @@ def test_unknown_options_and_help(capsys):
 
 
 def test_as_a_process_on_stdin_and_stdout():
-    data = b"".join(case["input"].encode("latin-1") for case in TEXT_CASES if case["params"]["csv"] is False
-                    and case["input"].endswith("\n")) * 1000
-    want = [text for case in TEXT_CASES if case["params"]["csv"] is False and case["input"].endswith("\n")
-            for text in case["expect"]] * 1000
+    data = b"".join(case["input"].encode("latin-1") for case in PLAIN_CASES) * 1000
+    want = [text for case in PLAIN_CASES for text in case["expect"]] * 1000
     done = subprocess.run([sys.executable, "-c", "import sys; from telemetry_gateway.decode_command import main; "
                            "sys.exit(main(sys.argv[1:]))"], input=data, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
