@@ -108,6 +108,11 @@ export class Ingest {
     return [...new Set([...this.acceptor.recent.keys(), ...this.acceptor.seq.sources.keys()])];
   }
 
+  /** The per-source tally of accepted frames (status-tally.js). */
+  get statusTally() {
+    return this.acceptor.tally;
+  }
+
   /** After the stage died: frames read and never handed to the spool (accepted ones pending, reads queued). */
   unspooledFrames() {
     if (this.died === null) return 0;

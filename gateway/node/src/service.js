@@ -156,7 +156,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
     }
   }, config.spool.fsync === 'interval' ? config.spool.fsync_interval_ms : CHECKPOINT_MS);
 
-  const { tally } = ingest.acceptor;
+  const tally = ingest.statusTally;
   metrics.build_info.set({ version: VERSION, implementation: IMPLEMENTATION, policy: config.spool.fsync }, 1);
   metrics.last_seen.read = () => tally.lastSeenMs();
   const statusPage = new StatusPage({ version: VERSION, implementation: IMPLEMENTATION, policy: config.spool.fsync,

@@ -70,7 +70,7 @@ class Ingest:
         self._on_accepted = on_accepted  # each group of accepted frames, in order (the alert rules)
         # Each source's last safe seq from the earlier run: gaps across the restart are counted (spool.md).
         self._acceptor = FrameAcceptor(config, metrics, spool.last_receipt_stamps(config.decode.max_sources),
-                                       spool.last_seqs(config.decode.max_sources), spool.unclean_stop)
+                                       spool.last_source_seqs(config.decode.max_sources), spool.unclean_stop)
         # The keys are read here, at start only (signing.md); the counters continue from the spool's.
         self._acceptor.verifier = self._verifier = Verifier(signing_policy(config), spool.last_counters(),
                                                             spool.last_counter_keys())
@@ -108,9 +108,12 @@ class Ingest:
         stage failed they are lost; the stop's log line counts them."""
         return len(self._pending) + sum(len(read.frames) for read in list(self.queue.queue) if read is not WAKE)
 
-    def wake(self) -> None:
-        """Something is due now (held frames once holding is no longer safe)."""
-        self.queue.put(WAKE)
+    def link(self, connected: bool, write_ok: bool) -> None:
+        """From the sender: its link to Cassandra changed (connected; its last write succeeded). Frames held in
+        memory are committed at once when that makes holding unsafe (spool.md)."""
+        if self._spool.set_link(connected, write_ok):
+            self.queue.put(WAKE)
+        self._metrics.spool_holding.set(self._spool.holding)
 
     def acknowledge(self, ids: tuple[int, int]) -> None:
         """Called by the sender: the frames with ids in this inclusive range are in Cassandra and may leave the
@@ -141,7 +144,8 @@ class Ingest:
             if stopping and stop_deadline is None:
                 stop_deadline = now + STOP_GRACE_S
             if not pending:
-                wait_s = min(IDLE_S, self._spool.next_due_s(now), self._room.next_check_s(now))
+                delay_ms = self._spool.flush_delay_ms(now)
+                wait_s = min(IDLE_S, IDLE_S if delay_ms is None else delay_ms / 1000, self._room.next_check_s(now))
                 pending, seqs, read_credits = self._collect(wait_s=0.0 if stopping else max(0.001, wait_s))
                 credits += read_credits
                 stamps = self._acceptor.stamper.take_changed()
@@ -151,7 +155,7 @@ class Ingest:
                 self._ack_arrived.clear()
             if pending and not stopping and self._await_acks(now, acked):
                 continue
-            if pending or acked or self._spool.flush_due(now):
+            if pending or acked or self._spool.flush_delay_ms(now) == 0:
                 group = pending[:self._group_limit]
                 whole = len(group) == len(pending)
                 if self._commit(group, acked, stamps, stopping, seqs=seqs if whole else None):

@@ -64,7 +64,7 @@ class Sender:
     def __init__(self, spool: Spool, cluster_factory: Callable[[], Cluster], keyspace: str, batch_rows: int,
                  max_in_flight: int, retry_max_s: float, metrics: Metrics,
                  on_acked: Callable[[tuple[int, int]], None],
-                 on_link: Callable[[bool], None] = lambda ok: None) -> None:
+                 on_link: Callable[[bool, bool], None] = lambda connected, write_ok: None) -> None:
         self._spool = spool
         self._cluster_factory = cluster_factory
         self._keyspace = keyspace
@@ -72,8 +72,8 @@ class Sender:
         self._retry_max = retry_max_s
         self._metrics = metrics
         self._on_acked = on_acked
-        self._on_link = on_link  # connected and the last write succeeded: whether the spool may hold frames
-        self._link_ok = False
+        self._on_link = on_link  # (connected, last write succeeded): whether the spool may hold frames
+        self._link_state = (False, True)  # as last told: not connected, no write failed yet
         self.last_error: tuple[str, int] | None = None  # (error kind, wall ms) of the last failure: status page
         self._log = RateLimitedLog()
         self._damage_log = RateLimitedLog(LONG_INTERVAL_S)  # spool_frame_damaged: logs.md, one line a minute
@@ -110,10 +110,11 @@ class Sender:
     def idle(self) -> bool:
         return self._ledger.idle
 
-    def _link(self, ok: bool) -> None:
-        if ok != self._link_ok:
-            self._link_ok = ok
-            self._on_link(ok)
+    def _link(self, connected: bool, write_ok: bool) -> None:
+        """Tells on_link of a change of the link's state."""
+        if (connected, write_ok) != self._link_state:
+            self._link_state = (connected, write_ok)
+            self._on_link(connected, write_ok)
 
     # --- the sender thread ---------------------------------------------------------------------------------
     def run(self, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
@@ -148,7 +149,7 @@ class Sender:
             if cluster is not None:
                 cluster.shutdown()
             self._metrics.cassandra_up.set(0)
-            self._link(False)
+            self._link(False, self._link_state[1])
             condition = condition_of(error)
             kind = kind_of(condition)
             self.last_error = (kind, time.time_ns() // 1_000_000)
@@ -158,7 +159,7 @@ class Sender:
         self._cluster, self._session = cluster, session
         self._connect_attempts = 0
         self._metrics.cassandra_up.set(1)
-        self._link(True)
+        self._link(True, True)  # a new session: no write of it has failed
         event(logging.INFO, "cassandra_connected", keyspace=self._keyspace,
               hosts=",".join(str(h.endpoint) for h in cluster.metadata.all_hosts()))
         return True
@@ -238,7 +239,7 @@ class Sender:
             if error is None:
                 self._metrics.write_latency.observe(now - request.sent_at)
                 self._metrics.cassandra_up.set(1)
-                self._link(True)
+                self._link(True, True)
                 self._release(request.statement)
                 written = self._ledger.succeeded(request.owner)
                 if written is not None:
@@ -249,7 +250,7 @@ class Sender:
             else:
                 condition = condition_of(error)
                 kind = kind_of(condition)
-                self._link(False)
+                self._link(self._link_state[0], False)
                 self._metrics.write_errors.labels(kind).inc()
                 self.last_error = (kind, time.time_ns() // 1_000_000)
                 if kind in ("unavailable", "timeout", "overloaded"):

@@ -97,7 +97,7 @@ class Gateway:
         self.sender = Sender(self.spool, lambda: build_cluster(config.cassandra), config.cassandra.keyspace,
                              config.cassandra.batch_rows, config.cassandra.max_in_flight,
                              config.cassandra.retry_max_s, self.metrics, on_acked=self.ingest.acknowledge,
-                             on_link=self._link_changed)
+                             on_link=self.ingest.link)
         tally = self.ingest.status_tally
         self.metrics.build_info.labels(VERSION, IMPLEMENTATION, config.spool.fsync).set(1)
         self.metrics.last_seen.read = lambda: _locked(tally, tally.last_seen_ms)
@@ -130,12 +130,6 @@ class Gateway:
                 self._checkpoint_log.event(logging.WARNING, "spool_checkpoint_failed", error=str(error)[:ERROR_CHARS],
                                            action="retrying; the frames stay in the WAL meanwhile")
 
-    def _link_changed(self, ok: bool) -> None:
-        """Cassandra connected and writing, or not: held frames are the only copy once it is not (spool.md)."""
-        if self.spool.set_link(ok):
-            self.ingest.wake()
-        self.metrics.spool_holding.set(self.spool.holding)
-
     def _stream_ended(self) -> None:
         self._streams_open -= 1
 
@@ -167,7 +161,7 @@ class Gateway:
               metrics=self.config.metrics.listen or "off")
         if self.spool.unclean_stop:
             event(logging.WARNING, "unclean_stop_detected", spool=self.spool.path, fsync=self.config.spool.fsync,
-                  sources=len(self.spool.last_seqs(self.config.decode.max_sources)),
+                  sources=len(self.spool.last_source_seqs(self.config.decode.max_sources)),
                   action=UNCLEAN_STOP_ACTIONS[self.config.spool.fsync])
         report_damage(self.spool.recovered, self.metrics)
         notifier.notify("READY=1")
@@ -220,7 +214,7 @@ class Gateway:
         if server is not None:
             server.shutdown()
             server.server_close()
-        event(logging.WARNING if lost else logging.INFO, "gateway_stopped", spooled_frames=self.spool.file_depth,
+        event(logging.WARNING if lost else logging.INFO, "gateway_stopped", spooled_frames=self.spool.file_frames,
               lost_frames=lost)
         return status
 

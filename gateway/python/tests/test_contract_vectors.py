@@ -194,7 +194,7 @@ def test_hold(case, tmp_path):
         accepted = 0
         for number, step in enumerate(case["steps"]):
             if "link" in step:
-                spool.set_link(step["link"]["connected"] and step["link"]["write_ok"])
+                spool.set_link(step["link"]["connected"], step["link"]["write_ok"])
                 continue
             now = step["at_ms"] / 1000
             before = file_ids(spool)

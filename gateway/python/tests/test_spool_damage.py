@@ -69,7 +69,7 @@ def test_a_zeroed_page_loses_only_its_own_frames(tmp_path):
         recovered = spool.recovered
         found = frames_of(spool)
         assert spool.last_counters() == {"SIG-1": 77}
-        assert spool.last_seqs() == {"A-1": (41, 5000)}
+        assert spool.last_source_seqs() == {"A-1": (41, 5000)}
     finally:
         spool.close()
     lost = sorted(set(range(1, FRAMES + 1)) - found.keys())

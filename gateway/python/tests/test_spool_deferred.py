@@ -35,7 +35,7 @@ def deferred(path, hold_ms=200, link_ok=True, wall=None):
     clock is wall["ms"] (default: 0)."""
     wall = {"ms": 0} if wall is None else wall
     spool = Spool(path, fsync="deferred", hold_ms=hold_ms, wall_ms=lambda: wall["ms"])
-    spool.set_link(link_ok)
+    spool.set_link(link_ok, True)
     return spool
 
 
@@ -61,8 +61,8 @@ def test_a_frame_not_acknowledged_in_time_is_committed_with_its_id_and_survives(
     spool = deferred(path)
     spool.commit(frames(3), [], now=10.0)
     ids = [f.id for f in spool.take(0, 10)]
-    assert not spool.flush_due(now=10.19)
-    assert spool.flush_due(now=10.21)
+    assert spool.flush_delay_ms(now=10.19) > 0
+    assert spool.flush_delay_ms(now=10.21) == 0
     assert spool.commit([], [(ids[0], ids[0])], now=10.21) == 2  # the first was acknowledged in time
     assert rows_in_file(path) == ids[1:]
     assert [f.id for f in spool.take(0, 10)] == ids[1:]  # now from the file, each once
@@ -168,8 +168,8 @@ def test_seq_rows_ride_with_a_commit_made_anyway_and_go_alone_only_later(tmp_pat
     [held] = spool.take(0, 10)
     spool.commit([], [(held.id, held.id)], now=t0 + 0.1)  # acknowledged: its row is writable
     assert stored_seqs(path) == {"G": (0, 999)}
-    assert spool.next_due_s(t0 + 0.1) <= ROWS_ALONE_S - 0.1
-    assert spool.next_due_s(t0 + 0.1) > ROWS_INTERVAL_S
+    assert spool.flush_delay_ms(t0 + 0.1) <= (ROWS_ALONE_S - 0.1) * 1000
+    assert spool.flush_delay_ms(t0 + 0.1) > ROWS_INTERVAL_S * 1000
     spool.commit([], [], now=t0 + ROWS_INTERVAL_S)  # old enough to ride, but no commit is made anyway
     assert stored_seqs(path) == {"G": (0, 999)}
     t1 = t0 + ROWS_INTERVAL_S + 0.1
@@ -178,10 +178,10 @@ def test_seq_rows_ride_with_a_commit_made_anyway_and_go_alone_only_later(tmp_pat
     spool.commit(frames(1, 1), [], now=t1, seqs={"G": (2, 1_001)})
     [held] = spool.take(held.id, 10)
     spool.commit([], [(held.id, held.id)], now=t1 + 0.1)
-    assert spool.next_due_s(t1 + 0.1) == pytest.approx(ROWS_ALONE_S - 0.1)
+    assert spool.flush_delay_ms(t1 + 0.1) == pytest.approx((ROWS_ALONE_S - 0.1) * 1000)
     spool.commit([], [], now=t1 + ROWS_ALONE_S)  # a commit of its own
     assert stored_seqs(path) == {"G": (2, 1_001)}
-    assert spool.next_due_s(t1 + ROWS_ALONE_S) == float("inf")
+    assert spool.flush_delay_ms(t1 + ROWS_ALONE_S) is None
     spool.close()
 
 
@@ -194,14 +194,14 @@ def test_a_source_without_a_stored_seq_row_gets_one_as_soon_as_its_frame_is_safe
     spool.commit(frames(1), [], {"G": 10_000}, now=t0, seqs={"G": (1, 1_000)})  # held (and a ceiling commit)
     assert stored_seqs(path) == {}  # not safe yet
     [held] = spool.take(0, 10)
-    assert spool.next_due_s(t0) > 0
+    assert spool.flush_delay_ms(t0) > 0
     spool.commit([], [(held.id, held.id)], now=t0 + 0.1)  # acknowledged: written at once, a commit of its own
     assert stored_seqs(path) == {"G": (1, 1_000)}
     spool.commit(frames(1, 1), [], now=t0 + 0.2, seqs={"G": (2, 1_001)})
     [held] = spool.take(held.id, 10)
     spool.commit([], [(held.id, held.id)], now=t0 + 0.3)
     assert stored_seqs(path) == {"G": (1, 1_000)}  # G has its row now: the next waits for the interval
-    assert spool.next_due_s(t0 + 0.3) == pytest.approx(ROWS_ALONE_S - 0.2)
+    assert spool.flush_delay_ms(t0 + 0.3) == pytest.approx((ROWS_ALONE_S - 0.2) * 1000)
     spool.close()
 
 
@@ -226,7 +226,7 @@ def test_acknowledgements_that_empty_the_file_let_the_same_commits_new_frames_be
     path = tmp_path / "s.sqlite"
     spool = deferred(path, link_ok=False)
     spool.commit(frames(3), [], now=0.0)  # not connected: committed
-    spool.set_link(True)
+    spool.set_link(True, True)
     assert rows_in_file(path) == [1, 2, 3] and not spool.holding
     assert not spool.resuming  # the sender has not taken them yet
     assert [f.id for f in spool.take(0, 10)] == [1, 2, 3]
@@ -256,7 +256,7 @@ def resuming_ingest(tmp_path):
     """An ingest over a deferred spool whose file holds two frames, both taken by the sender (in flight)."""
     spool = deferred(tmp_path / "s.sqlite", link_ok=False)
     spool.commit(frames(2), [], now=0.0)
-    spool.set_link(True)
+    spool.set_link(True, True)
     spool.take(0, 10)
     return Ingest(Config(), spool, Metrics(), lambda: None), spool
 
@@ -269,7 +269,7 @@ def test_new_frames_wait_for_the_acknowledgements_that_empty_the_file(tmp_path):
     assert not ingest._await_acks(10.01, [(1, 1), (2, 2)])  # these empty the file: commit now
     new = [NewFrame.of("G", 5_000, 5_000, (("temp_in", 1.0),))]
     assert ingest._commit(new, [(1, 1), (2, 2)], {}, stopping=False)
-    assert spool.holding and spool.file_depth == 0 and spool.held_frames == 1
+    assert spool.holding and spool.file_frames == 0 and spool.held_frames == 1
     spool.close()
 
 

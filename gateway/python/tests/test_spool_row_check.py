@@ -51,7 +51,7 @@ def raw_rows(path: Path) -> list[tuple]:
 def test_every_policy_stores_each_rows_checksum(tmp_path, fsync):
     path = tmp_path / "s.sqlite"
     spool = Spool(path, fsync=fsync)
-    spool.set_link(True)
+    spool.set_link(True, True)
     spool.commit([frame(n) for n in range(1, 301)], [], {}, final=True)  # final: deferred commits what it holds
     spool.close()
     rows = raw_rows(path)
@@ -75,7 +75,7 @@ def test_a_row_failing_its_checksum_is_not_sent_but_deleted_and_reported_once(tm
     damaged = spool.damaged_rows()
     assert [(row[0], row[1], row[2]) for row in damaged] == [(4, b"A-1", 4000), (7, b"A-1", 7001)]
     assert spool.damaged_rows() == []
-    assert spool.file_depth == 8 and len(raw_rows(path)) == 8  # deleted: the file can be emptied
+    assert spool.file_frames == 8 and len(raw_rows(path)) == 8  # deleted: the file can be emptied
     assert spool.take(0, 100) == taken and spool.damaged_rows() == []
     spool.close()
 

@@ -79,8 +79,8 @@ class WalSync {
   }
 }
 
-/** Every frame committed as it comes, not fsynced: the periodic checkpoint is. */
-class Interval {
+/** Every frame committed as it comes: what batch and interval share. */
+class Immediate {
   static synchronous = 'NORMAL';
 
   /** Frames held in memory, not in the file. */
@@ -135,8 +135,11 @@ class Interval {
   close() {}
 }
 
-/** As interval, and durable once the WAL's fsync after the commit is done. */
-class Batch extends Interval {
+/** The commit is not fsynced: the periodic checkpoint is. */
+class Interval extends Immediate {}
+
+/** Each commit durable once the WAL's fsync after it is done (WalSync): its frames count as spooled then. */
+class Batch extends Immediate {
   /** store: the spool's Store (its path names the WAL). */
   constructor(store) {
     super();

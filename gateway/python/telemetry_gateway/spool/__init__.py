@@ -67,7 +67,7 @@ class Spool:
         return self._policy.held
 
     @property
-    def file_depth(self) -> int:
+    def file_frames(self) -> int:
         """Frames in the spool file (as of the last commit): what a crash keeps."""
         return self._store.depth
 
@@ -95,9 +95,10 @@ class Spool:
         with self._store.lock:
             return self._store.emptied_by(acked)
 
-    def set_link(self, ok: bool) -> bool:
-        """The sender's state: connected and its last write succeeded. True if this makes held frames due now."""
-        return self._policy.set_link(ok)
+    def set_link(self, connected: bool, write_ok: bool) -> bool:
+        """The sender's link to Cassandra changed (connected; its last write succeeded). True if this makes held
+        frames due now."""
+        return self._policy.set_link(self._store, connected, write_ok)
 
     def oldest_received_ms(self) -> int | None:
         """received_ms of the oldest frame in the file; None when it has none (held frames are younger than
@@ -107,7 +108,7 @@ class Spool:
     def used_bytes(self) -> int:
         return self._room.used_bytes()
 
-    def last_seqs(self, limit: int = 1000) -> Seqs:
+    def last_source_seqs(self, limit: int = 1000) -> Seqs:
         """The newest limit sources' last safe (seq, ts_ms), as an earlier run left them."""
         with self._store.lock:
             rows = self._store.newest_rows("source_seqs", "source, seq, ts_ms", "ts_ms", limit)
@@ -149,13 +150,9 @@ class Spool:
             return self._policy.commit(self._store, self._room.commit, frames, acked, receipt_stamps or {},
                                        seqs or {}, now, final)
 
-    def next_due_s(self, now: float) -> float:
-        """Seconds until a commit with nothing new is due, for the idle loop's sleep; inf when nothing waits."""
-        return self._policy.next_due_s(self._store, now)
-
-    def flush_due(self, now: float | None = None) -> bool:
-        """Whether a commit with nothing new is due: for an otherwise idle loop."""
-        return self.next_due_s(time.monotonic() if now is None else now) <= 0
+    def flush_delay_ms(self, now: float | None = None) -> float | None:
+        """Milliseconds until a commit with nothing new is due (0: now), for the idle loop; None: nothing waits."""
+        return self._policy.flush_delay_ms(self._store, time.monotonic() if now is None else now)
 
     def room(self) -> str | None:
         """None while reading may go on; "cap" when the spool holds max_bytes, "disk" while its disk has no room

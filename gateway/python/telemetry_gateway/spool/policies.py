@@ -42,18 +42,18 @@ class Policy(Protocol):
 
     def holding(self, store: Store) -> bool: ...
     def resuming(self, store: Store) -> bool: ...
-    def set_link(self, ok: bool) -> bool: ...
+    def set_link(self, store: Store, connected: bool, write_ok: bool) -> bool: ...
     def stamps_loaded(self, stamps: dict[str, int], limit: int) -> None: ...
     def commit(self, store: Store, write: Write, frames: list[NewFrame], acked: list[tuple[int, int]],
                stamps: dict[str, int], seqs: Seqs, now: float, final: bool) -> int: ...
     def take(self, store: Store, after_id: int, limit: int) -> list[SpooledFrame]: ...
-    def next_due_s(self, store: Store, now: float) -> float: ...
+    def flush_delay_ms(self, store: Store, now: float) -> float | None: ...
     def checkpoint_due(self, changed: int, idle_s: float) -> bool: ...
 
 
-class Batch:
-    """Every frame committed as it comes, fsynced inside the commit."""
-    synchronous = "FULL"
+class Immediate:
+    """Every frame committed as it comes: what batch and interval share."""
+    synchronous = "NORMAL"
     held = 0
 
     def __init__(self, store: Store, hold_s: float, wall_ms: Callable[[], int] | None = None) -> None:
@@ -65,7 +65,7 @@ class Batch:
     def resuming(self, store: Store) -> bool:
         return False
 
-    def set_link(self, ok: bool) -> bool:
+    def set_link(self, store: Store, connected: bool, write_ok: bool) -> bool:
         return False
 
     def stamps_loaded(self, stamps: dict[str, int], limit: int) -> None:
@@ -81,15 +81,20 @@ class Batch:
     def take(self, store: Store, after_id: int, limit: int) -> list[SpooledFrame]:
         return store.take(after_id, limit)
 
-    def next_due_s(self, store: Store, now: float) -> float:
-        return float("inf")
+    def flush_delay_ms(self, store: Store, now: float) -> float | None:
+        return None
 
     def checkpoint_due(self, changed: int, idle_s: float) -> bool:
         return True
 
 
-class Interval(Batch):
-    """As batch, but the commit is not fsynced: the periodic checkpoint is."""
+class Batch(Immediate):
+    """Each commit fsynced inside the commit (synchronous=FULL): its frames count as spooled once it returns."""
+    synchronous = "FULL"
+
+
+class Interval(Immediate):
+    """The commit is not fsynced: the periodic checkpoint is."""
     synchronous = "NORMAL"
 
 
@@ -99,7 +104,7 @@ class Deferred:
     def __init__(self, store: Store, hold_s: float, wall_ms: Callable[[], int] | None = None) -> None:
         self._wall_ms = wall_ms or (lambda: time.time_ns() // 1_000_000)  # the clock receipt stamps come from
         self._held = HeldFrames(hold_s)
-        self._link_ok = False  # connected to Cassandra, and its last write succeeded (set_link)
+        self._link_ok = False  # connected to Cassandra, and its last write succeeded (set_link): not yet at open
         self._next_id = store.next_id  # held frames take ids above every id the file has given
         self._committed_max_id = store.max_id
         self._taken_max_id = 0  # the highest id take() returned: the sender has every frame up to it
@@ -119,9 +124,9 @@ class Deferred:
         return (self._link_ok and store.depth > 0 and not len(self._held)
                 and self._taken_max_id >= self._committed_max_id)
 
-    def set_link(self, ok: bool) -> bool:
-        self._link_ok = ok
-        return not ok and len(self._held) > 0
+    def set_link(self, store: Store, connected: bool, write_ok: bool) -> bool:
+        self._link_ok = connected and write_ok
+        return len(self._held) > 0 and not self.holding(store)
 
     def stamps_loaded(self, stamps: dict[str, int], limit: int) -> None:
         self._ceilings = ReceiptCeilings(stamps, max_sources=limit)
@@ -180,15 +185,16 @@ class Deferred:
             self._taken_max_id = frames[-1].id
         return frames
 
-    def next_due_s(self, store: Store, now: float) -> float:
+    def flush_delay_ms(self, store: Store, now: float) -> float | None:
         """A held frame, held frames while holding is not safe, seq rows waiting."""
         if len(self._held) and not self.holding(store):
             return 0.0
-        return min(self._held.next_due_s(now), self._safe_seqs.due_s(self._seqs_written_at, now))
+        delay_s = min(self._held.next_due_s(now), self._safe_seqs.due_s(self._seqs_written_at, now))
+        return None if delay_s == float("inf") else max(0.0, delay_s * 1000)
 
     def checkpoint_due(self, changed: int, idle_s: float) -> bool:
         return changed >= CHECKPOINT_ROWS or (changed > 0 and idle_s >= CHECKPOINT_IDLE_S)
 
 
-POLICIES: dict[str, type[Batch] | type[Deferred]] = {"batch": Batch, "interval": Interval, "deferred": Deferred}
+POLICIES: dict[str, type[Immediate] | type[Deferred]] = {"batch": Batch, "interval": Interval, "deferred": Deferred}
 
