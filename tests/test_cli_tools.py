@@ -160,14 +160,18 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[list[str], subprocess.Com
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return argv, "timed out", time.monotonic() - started
+    except OSError as error:  # not there, or not executable
+        return argv, str(error), 0.0
     return argv, done, time.monotonic() - started
 
 
 def verdict(argv: list[str], done: subprocess.CompletedProcess | str, seconds: float) -> str | None:
     """What is wrong with one run, or None."""
     shown = " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv))
-    if isinstance(done, str) or seconds >= TIME_LIMIT_S:
-        return f"{shown}: took {seconds:.1f} s ({done if isinstance(done, str) else 'exit ' + str(done.returncode)})"
+    if isinstance(done, str):
+        return f"{shown}: {done} after {seconds:.1f} s"
+    if seconds >= TIME_LIMIT_S:
+        return f"{shown}: took {seconds:.1f} s (exit {done.returncode})"
     tail = f"\n  stdout: {done.stdout[-300:]!r}\n  stderr: {done.stderr[-300:]!r}"
     if argv[-1] == "--help":
         if done.returncode != 0 or not re.search(r"usage", done.stdout, re.I):
@@ -198,8 +202,9 @@ def test_help_and_unknown_flag(tmp_path):
     for program in SLOW_PROGRAMS:
         (stand_ins / program).write_text(f'#!/bin/sh\necho "{program} $*" >> "{log}"\nexit 97\n')
         (stand_ins / program).chmod(0o755)
+    # A tool that ran anyway would find no Spark and, for Cassandra, a closed port (never a live node's data).
     env = {**os.environ, "PATH": f"{stand_ins}:{os.environ['PATH']}", "SPARK_HOME": "/nonexistent/spark",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+           "PYTHONDONTWRITEBYTECODE": "1", "TELEMETRY_CASSANDRA_HOSTS": "127.0.0.1", "TELEMETRY_CASSANDRA_PORT": "9"}
     env.pop("TELEMETRY_RESULTS_DIR", None)  # the benchmarks' real results folders are the ones watched
     runs = [command(tool, sub, flag) for tool, subs in TOOLS.items() for sub in ("", *subs)
             for flag in ("--help", BOGUS)]
