@@ -17,7 +17,7 @@ def main(argv):
     from telemetry_analytics.selection import keep_plan, partition_keys, targets_for_days, utc_days_of
     from telemetry_analytics.spark_session import start, stop
 
-    opts = parse_daily(argv)
+    opts = parse_daily(argv, "bench_read")
     tz = zone(opts.tz)
     spark = start("bench", opts.hosts, opts.port)
     targets = targets_for_days(opts.days, io.source_days(spark, opts.keyspace, utc_days_of(opts.days, tz)), tz)

@@ -11,7 +11,7 @@ from .report_job import DEFAULT_CONFIG
 
 PARSERS = {
     "daily": parse_daily,
-    "bench_read": parse_daily,
+    "bench_read": lambda argv: parse_daily(argv, "bench_read"),
     "export": parse_export,
     "report": lambda argv: parse_report(argv, DEFAULT_CONFIG),
 }

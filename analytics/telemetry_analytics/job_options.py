@@ -71,8 +71,9 @@ class DailyOptions:
     explain: bool
 
 
-def parse_daily(argv: list[str]) -> DailyOptions:
-    p = _Parser(prog="analytics/submit daily",
+def parse_daily(argv: list[str], job: str = "daily") -> DailyOptions:
+    """The daily job's options; bench_read takes the same ones (job names it in the usage line)."""
+    p = _Parser(prog=f"analytics/submit {job}",
                 description="Daily aggregates per (source, local day, metric) into daily_summary.")
     _connection(p)
     _days(p)
