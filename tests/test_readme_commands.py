@@ -188,6 +188,9 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "make -C firmware": Manual("builds every sketch; make test builds them (make -C firmware test)"),
     "make -C firmware test": Manual("the firmware's suite, minutes; make test runs it"),
     "make -C firmware/sensor_node upload PORT=/dev/ttyUSB0 NODE_ID=3": Manual(A_BOARD),
+    "firmware/scripts/provision /dev/ttyUSB0 3 --keys keys.txt --no-flash": RunBy(
+        "firmware/tests/test_provision.py::test_a_board_gets_its_key_over_the_cable_and_keeps_its_counter_rising"),
+    "firmware/scripts/provision /dev/ttyUSB0 3 --keys keys.txt": Manual(A_BOARD),
     "make -C firmware/base_station monitor PORT=/dev/ttyUSB0": Manual(A_BOARD),
     "arduino-cli core install arduino:avr": Manual("arduino-cli and the internet, neither used here"),
     'arduino-cli lib install "RF24@1.5.0"': Manual("arduino-cli and the internet, neither used here"),
