@@ -17,7 +17,10 @@ class _Parser(argparse.ArgumentParser):
         raise BadInput(message)
 
     def parse_args(self, args=None, namespace=None):
-        # argparse reports missing required options before an unknown one: name a mistyped flag first.
+        # argparse reports missing required options before an unknown one: name a mistyped flag first. Not with
+        # --help, whose usage line would show the required options as optional.
+        if args is None or "-h" in args or "--help" in args:
+            return super().parse_args(args, namespace)
         required = [action for action in self._actions if action.required]
         for action in required:
             action.required = False
