@@ -25,14 +25,14 @@ import { ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event } from './logs.js';
 import { ReopenSchedule } from './reopen-schedule.js';
 
 // How often a vanished port's path is checked: reopened as soon as it is back.
-export const WAIT_FOR_DEVICE_MS = contractNumber('device_watch_ms');
+const WAIT_FOR_DEVICE_MS = contractNumber('device_watch_ms');
 const STTY_TIMEOUT_MS = 5000;
 
 const openFile = promisify(open);
 const run = promisify(execFile);
 
 /** The rates termios names (B50 ... B4000000 on Linux), which `stty` sets. */
-export const STANDARD_BAUDS = new Set([50, 75, 110, 134, 150, 200, 300, 600, 1200, 1800, 2400, 4800, 9600, 19200,
+const STANDARD_BAUDS = new Set([50, 75, 110, 134, 150, 200, 300, 600, 1200, 1800, 2400, 4800, 9600, 19200,
   38400, 57600, 115200, 230400, 460800, 500000, 576000, 921600, 1000000, 1152000, 1500000, 2000000, 2500000,
   3000000, 3500000, 4000000]);
 

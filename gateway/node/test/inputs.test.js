@@ -1,4 +1,4 @@
-// The inputs (the Python gateway's inputs.py and backoff.py): credits, the retry schedule, a LineHandler turning
+// The inputs (credits.js, line-handler.js, serial-input.js, stream-input.js, backoff.js): credits, the retry schedule, a LineHandler turning
 // reads into lines and decoded frames handed to the ingest with their credits; SerialInput on real pseudo-terminals;
 // StreamInput on files and stdin.
 
@@ -11,12 +11,13 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import { backoffS } from '../src/backoff.js';
 import { crc16CcittFalse } from '../src/crc16.js';
-import {
-  Credits, LineHandler, READ_CHUNK, SERIAL_CREDITS, STREAM_CREDITS, SerialInput, StreamInput,
-} from '../src/inputs.js';
+import { Credits, SERIAL_CREDITS, STREAM_CREDITS } from '../src/credits.js';
+import { LineHandler, READ_CHUNK } from '../src/line-handler.js';
 import { setupLogging } from '../src/logs.js';
 import { createMetrics } from '../src/metrics.js';
 import { lineDecoder } from '../src/room-csv.js';
+import { SerialInput } from '../src/serial-input.js';
+import { StreamInput } from '../src/stream-input.js';
 import { PtyBoard } from '../test-support/pty-board.js';
 import { noPython } from '../test-support/python.js';
 
@@ -558,7 +559,9 @@ describe('StreamInput', () => {
   it('reads stdin (\'-\')', async () => {
     const source = new URL('../src/', import.meta.url).href;
     const script = `
-      import { Credits, LineHandler, StreamInput } from '${source}inputs.js';
+      import { Credits } from '${source}credits.js';
+      import { LineHandler } from '${source}line-handler.js';
+      import { StreamInput } from '${source}stream-input.js';
       import { setupLogging } from '${source}logs.js';
       import { createMetrics } from '${source}metrics.js';
       setupLogging('info');

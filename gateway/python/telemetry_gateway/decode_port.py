@@ -16,7 +16,8 @@ import serial
 
 from .decode_verdicts import DecodeJudge
 from .frame import Decoded, Reject
-from .inputs import READ_CHUNK, KeepInputSerial
+from .line_handler import READ_CHUNK
+from .serial_input import KeepInputSerial
 from .line_assembler import LineAssembler
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

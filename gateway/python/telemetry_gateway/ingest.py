@@ -1,7 +1,7 @@
 """The ingest stage: decoded frames → duplicate check, timestamp → spool, committed in groups.
 
 One thread owns this stage, so the per-source state (seen seqs, last timestamps) needs no lock. Readers hand each
-read's frames over with the credit the read was made under (inputs.py); the credit goes back once those frames are
+read's frames over with the credit the read was made under (credits.py); the credit goes back once those frames are
 committed, so what a crash can lose is bounded to a few reads. While the spool has no room (its cap with
 when_full = pause, or a full disk) the credits of committed reads are held back: the readers stop reading and the
 bytes wait in the kernel, not in memory (reading_pause.py). Frames already read are always committed: past the cap

@@ -20,7 +20,10 @@ from .alerting import Alerting
 from .config import Config
 from .contract_constants import contract_seconds
 from .ingest import Ingest
-from .inputs import SERIAL_CREDITS, STREAM_CREDITS, LineHandler, SerialInput, StreamInput
+from .credits import SERIAL_CREDITS, STREAM_CREDITS
+from .line_handler import LineHandler
+from .serial_input import SerialInput
+from .stream_input import StreamInput
 from .backoff import backoff_s
 from .logs import ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event
 from .metrics import Metrics

@@ -3,7 +3,7 @@
 import queue
 
 from telemetry_board_sim import encode_frame
-from telemetry_gateway.inputs import LineHandler
+from telemetry_gateway.line_handler import LineHandler
 from telemetry_gateway.metrics import Metrics
 
 

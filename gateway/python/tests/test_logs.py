@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from telemetry_gateway import logs
-from telemetry_gateway.inputs import LineHandler
+from telemetry_gateway.line_handler import LineHandler
 from telemetry_gateway.logs import LineFormatter, RateLimitedLog, message
 from telemetry_gateway.metrics import Metrics
 from telemetry_gateway.rate_limit import RateLimit

@@ -12,7 +12,7 @@ from telemetry_gateway.config import Config
 from telemetry_gateway.contract_constants import REJECT_REASONS
 from telemetry_gateway.frame import Frame, Reject
 from telemetry_gateway.ingest import Ingest
-from telemetry_gateway.inputs import LineHandler
+from telemetry_gateway.line_handler import LineHandler
 from telemetry_gateway.metrics import Metrics
 from telemetry_gateway.room_csv import decode_csv_line, line_decoder
 from telemetry_gateway.serial_port_entries import SerialPort

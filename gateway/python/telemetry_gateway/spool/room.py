@@ -37,7 +37,7 @@ RESERVE_BYTES = contract_number("reserve_bytes")
 DRAIN_RESERVE_BYTES = contract_number("reserve_last_part_bytes")
 # Free beyond the reserve before reading resumes: room for a while, not a flutter.
 ROOM_MARGIN_BYTES = contract_number("room_margin_bytes")
-# Above the cap, for frames read before reading paused: the inputs' credits (inputs.py), a few 16 KiB reads each.
+# Above the cap, for frames read before reading paused: the inputs' credits (credits.py), a few 16 KiB reads each.
 CAP_HEADROOM = contract_number("cap_headroom_bytes")
 NO_PAGE_LIMIT = 2**31 - 2  # SQLite's largest max_page_count
 # Of the reserve's last part, given at a time to open the spool on a full disk.
