@@ -190,14 +190,14 @@ def crc16(data: bytes) -> int:
 class FakeBoard:
     """A board played on a pty: it prints `boot` until a line arrives (or stop()), records it, answers `answer`."""
 
-    def __init__(self, boot: str, answer: str | None):
+    def __init__(self, boot: str, answer):
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.port, self.heard, self.stopped = Path(os.ttyname(self.slave)), [], threading.Event()
         self.player = threading.Thread(target=self.play, args=(boot, answer), daemon=True)
         self.player.start()
 
-    def play(self, boot: str, answer: str | None) -> None:
+    def play(self, boot: str, answer) -> None:
         master, buffer = self.master, b""
         while b"\n" not in buffer and not self.stopped.is_set():
             os.write(master, boot.encode() + b"\r\n")  # until the script, past its flush, has read it
@@ -205,7 +205,7 @@ class FakeBoard:
                 buffer += os.read(master, 256)
         self.heard.append(buffer)
         if answer:
-            os.write(master, answer.encode() + b"\r\n")
+            os.write(master, (answer(buffer) if callable(answer) else answer).encode() + b"\r\n")
 
     def stop(self) -> list[bytes]:
         """What the board heard, once the script is done."""
@@ -227,6 +227,20 @@ def test_the_script_sends_the_protocols_line_and_refuses_a_wrong_check_value(tmp
     assert result.returncode == 1 and "fingerprint 0000000000000000, not the keys file's 0ab3b852713a2854" in \
         result.stderr, result.stderr
     assert "000102030405060708090a0b0c0d0e0f" not in result.stdout + result.stderr
+
+
+def test_a_missing_key_is_added_to_the_keys_file_which_keeps_the_rest(tmp_path):
+    keys = write_keys(tmp_path / "keys.txt", "# farm keys\nnode2 00112233445566778899aabbccddeeff")  # no last \n
+
+    def board_answer(line: bytes) -> str:  # a board that stores what it hears: the fingerprint of the key sent
+        return f"# provisioned node=3 key_fingerprint={fingerprint(bytes.fromhex(line.split()[2].decode()))} key=new"
+    board = FakeBoard(BOOT, board_answer)
+    result = provision(board.port, 3, keys)
+    heard = board.stop()
+    assert result.returncode == 0, result.stderr
+    made = heard[0].split()[2].decode()
+    assert keys.read_text() == f"# farm keys\nnode2 00112233445566778899aabbccddeeff\nnode3 {made}\n"
+    assert keys.stat().st_mode & 0o777 == 0o600 and [p.name for p in tmp_path.iterdir()] == ["keys.txt"]
 
 
 def test_the_script_refuses_a_board_built_as_another_node(tmp_path):
@@ -261,7 +275,8 @@ def test_the_script_answers_help_and_names_an_unknown_flag(tmp_path):
 
 def test_upload_without_a_key_says_the_node_will_send_nothing(tmp_path):
     def upload(*extra: str) -> str:
-        return subprocess.run(["make", "-s", "-C", str(FIRMWARE / "sensor_node"), "upload", f"PORT={tmp_path / 'ttyUSB9'}", "AVRDUDE=/bin/false", *extra],
+        return subprocess.run(["make", "-s", "-C", str(FIRMWARE / "sensor_node"), "upload",
+                               f"PORT={tmp_path / 'ttyUSB9'}", "AVRDUDE=/bin/false", *extra],
                               capture_output=True, text=True, timeout=300).stderr
 
     warned = upload()
