@@ -136,7 +136,7 @@ async function cmdCheck(options, io) {
   const config = configFrom(options, io.env);
   loadSigningPolicy(config, io.env); // a keys file that cannot be used is a config error
   checkCredentialsMode(config.cassandra, io.env);
-  const { runCheck } = await import('./check.js');
+  const { runCheck } = await import('./check-command.js');
   return runCheck(config, io);
 }
 

@@ -1,7 +1,7 @@
 // A connection's head clock (gateway/contract/status.md, "The listener", Time), pure: a request's head must be
 // complete within the limit of the connection opening (its first request) or of the head's first byte (a later
 // one); a connection with no byte of a next request for the limit after its answers is closed without one.
-// metrics-server.js keeps one per connection and ticks it, so the limit holds whatever Node's own checks do.
+// status-server.js keeps one per connection and ticks it, so the limit holds whatever Node's own checks do.
 
 /** A new connection: its first head is due `limitMs` after `at`; `read` is its bytes read so far. */
 export const opened = (at, read) => ({ phase: 'head', since: at, read, pending: 0 });

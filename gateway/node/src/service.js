@@ -21,7 +21,7 @@ import { SerialInput } from './serial-input.js';
 import { StreamInput } from './stream-input.js';
 import { ERROR_CHARS, LONG_INTERVAL_S, RateLimitedLog, event } from './logs.js';
 import { createMetrics } from './metrics.js';
-import { startMetricsServer } from './metrics-server.js';
+import { startStatusServer } from './status-server.js';
 import { lineDecoder } from './room-csv.js';
 import { Sender } from './sender.js';
 import { Spool } from './spool/index.js';
@@ -166,7 +166,7 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   { tally, spool, lastError: () => sender.lastError, metrics, alertStates: () => alerting.alertStates() });
   let server = null;
   if (config.metrics.listen) {
-    server = await startMetricsServer(config.metrics.listen, metrics.registry, statusPage,
+    server = await startStatusServer(config.metrics.listen, metrics.registry, statusPage,
       config.metrics.host_names);
   }
   const notifier = new SystemdNotifier();

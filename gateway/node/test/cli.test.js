@@ -15,7 +15,7 @@ import cassandra from 'cassandra-driver';
 
 import { BackoffReconnectionPolicy, buildClient, CONSISTENCY, PROTOCOL_VERSION }
   from '../src/cassandra-session.js';
-import { connectionHint, failureText } from '../src/check.js';
+import { connectionHint, failureText } from '../src/check-command.js';
 import { configFrom, main, parseCommandLine } from '../src/cli.js';
 import { DEFAULTS, loadConfig } from '../src/config.js';
 

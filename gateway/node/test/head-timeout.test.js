@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 
 import { answered, headParsed, opened, tick } from '../src/head-clock.js';
 import { createMetrics } from '../src/metrics.js';
-import { startMetricsServer } from '../src/metrics-server.js';
+import { startStatusServer } from '../src/status-server.js';
 
 const HEAD_MS = 5000;
 const MARGIN_MS = 1000;
@@ -81,7 +81,7 @@ describe('a head clock', () => {
 describe('the head timeout', { concurrency: true }, () => {
   it('closes every slow connection opened while pipelining floods are closed, with a 408 counted once', async () => {
     const metrics = createMetrics();
-    const server = await startMetricsServer('127.0.0.1:0', metrics.registry);
+    const server = await startStatusServer('127.0.0.1:0', metrics.registry);
     const floods = [];
     try {
       const slows = [];
@@ -106,7 +106,7 @@ describe('the head timeout', { concurrency: true }, () => {
   });
 
   it('a kept-alive connection: idle closed without an answer; a later head 408 from its first byte', async () => {
-    const server = await startMetricsServer('127.0.0.1:0', createMetrics().registry);
+    const server = await startStatusServer('127.0.0.1:0', createMetrics().registry);
     try {
       const [idle, later] = await Promise.all([0, 2000].map((laterMs) => new Promise((resolve) => {
         const socket = net.connect(server.port, '127.0.0.1', () => socket.write(`${GET}\r\n`));

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import client from 'prom-client';
 
 import { CountedHistogram, LATENCY_BUCKETS, createMetrics, leText } from '../src/metrics.js';
-import { parseListen, startMetricsServer } from '../src/metrics-server.js';
+import { parseListen, startStatusServer } from '../src/status-server.js';
 import { contractVectors } from '../test-support/vectors.js';
 
 const CONTRACT = JSON.parse(readFileSync(new URL('../../contract/metrics.json', import.meta.url), 'utf8')).metrics;
@@ -193,7 +193,7 @@ describe('the /metrics endpoint', () => {
 
   it('serves the registry at /metrics, 404 elsewhere', async () => {
     const metrics = used();
-    const server = await startMetricsServer('127.0.0.1:0', metrics.registry);
+    const server = await startStatusServer('127.0.0.1:0', metrics.registry);
     try {
       const scraped = await get(server.port, '/metrics');
       assert.equal(scraped.status, 200);
@@ -210,7 +210,7 @@ describe('the /metrics endpoint', () => {
   });
 
   it('an empty host listens on every interface', async () => {
-    const server = await startMetricsServer(':0', createMetrics().registry);
+    const server = await startStatusServer(':0', createMetrics().registry);
     try {
       assert.equal((await get(server.port, '/metrics')).status, 200);
     } finally {
@@ -219,9 +219,9 @@ describe('the /metrics endpoint', () => {
   });
 
   it('a port in use is a rejection that says where and why', async () => {
-    const first = await startMetricsServer('127.0.0.1:0', createMetrics().registry);
+    const first = await startStatusServer('127.0.0.1:0', createMetrics().registry);
     try {
-      await assert.rejects(startMetricsServer(`127.0.0.1:${first.port}`, createMetrics().registry), (error) => {
+      await assert.rejects(startStatusServer(`127.0.0.1:${first.port}`, createMetrics().registry), (error) => {
         assert.match(error.message, new RegExp(`^cannot serve metrics on 127\\.0\\.0\\.1:${first.port}: .*EADDRINUSE`));
         assert.equal(error.code, 'EADDRINUSE');
         return true;
@@ -232,7 +232,7 @@ describe('the /metrics endpoint', () => {
   });
 
   it('close() does not wait for a keep-alive scraper', async () => {
-    const server = await startMetricsServer('127.0.0.1:0', createMetrics().registry);
+    const server = await startStatusServer('127.0.0.1:0', createMetrics().registry);
     const agent = new http.Agent({ keepAlive: true });
     await new Promise((resolve, reject) => {
       http.get({ host: '127.0.0.1', port: server.port, path: '/metrics', agent }, (response) => {

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { main } from '../src/cli.js';
 import { pageCsp } from '../src/http-rules.js';
 import { createMetrics } from '../src/metrics.js';
-import { startMetricsServer } from '../src/metrics-server.js';
+import { startStatusServer } from '../src/status-server.js';
 import { statusDocument } from '../src/status-document.js';
 import { PAGE, StatusPage, UNITS } from '../src/status-page.js';
 import { SourceTally, isStale } from '../src/status-tally.js';
@@ -102,7 +102,7 @@ describe('the status routes', () => {
     const spool = { depth: 3, heldFrames: 0, oldestReceivedMs: () => { throw new Error('closed'); } };
     const page = new StatusPage(FACTS, { tally, spool, lastError: () => null, metrics,
       alertStates: () => ({ A: [{ rule: 'r', state: 'pending', since: null }] }) });
-    const server = await startMetricsServer('127.0.0.1:0', metrics.registry, page, ['pi.lan']);
+    const server = await startStatusServer('127.0.0.1:0', metrics.registry, page, ['pi.lan']);
     try {
       const html = await get(server.port, '/');
       assert.deepEqual([html.status, html.type, html.body], [200, 'text/html; charset=utf-8', PAGE.toString()]);

@@ -193,7 +193,7 @@ function watchHeads(server, count) {
  * @param {string[]} [hostNames] [metrics] host_names
  * @returns {Promise<{port: number, close(): Promise<void>}>}
  */
-export function startMetricsServer(listen, registry, statusPage = null, hostNames = []) {
+export function startStatusServer(listen, registry, statusPage = null, hostNames = []) {
   const { host, port } = parseListen(listen);
   const refused = registry.getSingleMetric('telemetry_gateway_http_refused_total'); // absent from a bare registry
   const count = (status) => refused?.inc({ status: String(status) });
