@@ -153,7 +153,7 @@ def talk(port: Path, lines: list[bytes]) -> list[str]:
                 buffer += os.read(fd, 256)
             *complete, buffer = buffer.split(b"\n")
             received += [line.decode().strip() for line in complete]
-            if lines and any(line.startswith("# boot sensor_node") for line in received):
+            if lines and any("# boot sensor_node" in line for line in received):  # maybe after stale bytes
                 os.write(fd, b"".join(lines))
                 lines = []
     finally:

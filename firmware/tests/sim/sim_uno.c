@@ -26,8 +26,8 @@
 #define CYCLES_PER_MS (CPU_HZ / 1000)
 
 static const char usage[] =
-    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-E K] [-o EEPROM.eep] [-p PTY_LINK [-R]] [-r] "
-    "[-T] [-w WALL_S] firmware.elf\n"
+    "usage: sim_uno [-m SIM_MS] [-a PIN=MV]... [-v VCC_MV] [-e EEPROM.eep] [-E K] [-o EEPROM.eep] "
+    "[-p PTY_LINK [-R]] [-r] [-T] [-w WALL_S] firmware.elf\n"
     "  -m SIM_MS   stop after SIM_MS simulated milliseconds (default: until SIGTERM/SIGINT)\n"
     "  -a PIN=MV   analog input A<PIN> (0-7) held at MV millivolts (repeatable; default 0)\n"
     "  -v VCC_MV   supply voltage Vcc = AVcc = AREF (default 5000)\n"
@@ -36,7 +36,7 @@ static const char usage[] =
     "              next is not\n"
     "  -o FILE     at the end, write the whole EEPROM as an Intel HEX image (for -e on the next boot)\n"
     "  -p PATH     expose UART0 on a pseudo-terminal and make PATH a symlink to it (else UART0 -> stdout)\n"
-    "  -R          reset the board whenever the pty is opened, as an Uno's USB serial chip does through DTR\n"
+    "  -R          reset the board when the pty is opened (DTR on an Uno); its sketch starts 500 ms later\n"
     "  -T          prefix each stdout line with [simulated ms]\n"
     "  -r          pace simulated time to wall-clock time (else as fast as the host runs)\n"
     "  -w WALL_S   wall-clock watchdog: give up after WALL_S seconds, exit 3 (default 120)\n"
@@ -67,8 +67,7 @@ static uint8_t* eeprom_bytes;  // simavr's own buffer
 #define EEPROM_SIZE 1024
 
 static void on_signal(int sig) {
-  (void)sig;
-  stop_requested = 1;
+  (void)sig, stop_requested = 1;
 }
 
 static double now_ms(void) {
@@ -79,8 +78,7 @@ static double now_ms(void) {
 
 // stdout: flush per line so a reader sees whole lines promptly.
 static void uart_to_stdout(struct avr_irq_t* irq, uint32_t value, void* param) {
-  (void)irq;
-  (void)param;
+  (void)irq, (void)param;
   if (timestamps && line_len == 0) {
     fprintf(stdout, "[%llu] ", (unsigned long long)(board->cycle / CYCLES_PER_MS));
   }
@@ -94,16 +92,14 @@ static void uart_to_stdout(struct avr_irq_t* irq, uint32_t value, void* param) {
 
 // pty: like a UART nobody listens to, bytes the reader does not take are dropped rather than blocking the board.
 static void uart_to_pty(struct avr_irq_t* irq, uint32_t value, void* param) {
-  (void)irq;
-  (void)param;
+  (void)irq, (void)param;
   uint8_t byte = (uint8_t)value;
   if (write(pty_master, &byte, 1) < 0 && errno != EAGAIN && errno != EIO) perror("sim_uno: pty write");
 }
 
 // simavr's UART input fifo: XON = room for bytes, XOFF = full.
 static void uart_flow(struct avr_irq_t* irq, uint32_t value, void* param) {
-  (void)irq;
-  (void)value;
+  (void)irq, (void)value;
   uart_input_ready = param != NULL;
 }
 
@@ -114,15 +110,13 @@ static void log_to_stderr(avr_t* avr, const int level, const char* format, va_li
 }
 
 static void no_host_sleep(avr_t* avr, avr_cycle_count_t how_long) {
-  (void)avr;
-  (void)how_long;  // simulated sleep costs no host time; -r paces in the main loop instead
+  (void)avr, (void)how_long;  // simulated sleep costs no host time; -r paces in the main loop instead
 }
 
 // Bytes a gateway writes to the pty go to the board's UART0 input, as fast as its fifo takes them.
-static void pump_pty_input(avr_t* avr, avr_irq_t* uart_in) {
+static void pump_pty_input(avr_irq_t* uart_in) {
   uint8_t byte;
   while (uart_input_ready && read(pty_master, &byte, 1) == 1) avr_raise_irq(uart_in, byte);
-  (void)avr;
 }
 
 // At power-up and after each reset (which keeps the EEPROM): the ADC inputs, and no console echo and no host
@@ -133,6 +127,17 @@ static void start_board(avr_t* avr, const long adc_mv[8]) {
   for (int pin = 0; pin < 8; ++pin) {
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + pin), (uint32_t)adc_mv[pin]);
   }
+}
+
+// -R: opening the port resets an Uno (DTR), whose bootloader waits, silent, before the sketch starts: held in wall
+// time, outside -r pacing, so a host dropping stale input right after the open never cuts the sketch's first line.
+#define BOOTLOADER_WAIT_MS 500
+static double reset_by_port(avr_t* avr, const long adc_mv[8]) {
+  usleep(BOOTLOADER_WAIT_MS * 1000);
+  avr_reset(avr);
+  avr->state = cpu_Running;
+  start_board(avr, adc_mv);
+  return BOOTLOADER_WAIT_MS;
 }
 
 static void eecr_write(avr_t* avr, avr_io_addr_t addr, uint8_t v, void* param) {
@@ -195,13 +200,10 @@ static int save_eeprom(const char* path) {
 int main(int argc, char** argv) {
   long sim_ms = 0, vcc_mv = 5000, wall_limit_s = 120;
   long adc_mv[8] = {0};
-  const char* pty_link = NULL;
-  const char* eeprom_image = NULL;
-  const char* eeprom_out = NULL;
+  const char *pty_link = NULL, *eeprom_image = NULL, *eeprom_out = NULL;
   int realtime = 0, reset_on_open = 0, opt;
   while ((opt = getopt(argc, argv, "m:a:v:e:E:o:p:RrTw:h")) != -1) {
-    int pin;
-    long mv;
+    long pin, mv;  // -a PIN=MV
     switch (opt) {
       case 'm': sim_ms = atol(optarg); break;
       case 'v': vcc_mv = atol(optarg); break;
@@ -214,13 +216,15 @@ int main(int argc, char** argv) {
       case 'T': timestamps = 1; break;
       case 'w': wall_limit_s = atol(optarg); break;
       case 'a':
-        if (sscanf(optarg, "%d=%ld", &pin, &mv) != 2 || pin < 0 || pin > 7) return fputs(usage, stderr), 1;
+        if (sscanf(optarg, "%ld=%ld", &pin, &mv) != 2 || pin < 0 || pin > 7) return fputs(usage, stderr), 1;
         adc_mv[pin] = mv;
         break;
       default: return fputs(usage, stderr), opt == 'h' ? 0 : 1;
     }
   }
-  if (optind != argc - 1 || (sim_ms <= 0 && !pty_link) || (reset_on_open && !pty_link)) return fputs(usage, stderr), 1;
+  if (optind != argc - 1 || (sim_ms <= 0 && !pty_link) || (reset_on_open && !pty_link)) {
+    return fputs(usage, stderr), 1;
+  }
 
   avr_global_logger_set(log_to_stderr);
   elf_firmware_t firmware;
@@ -251,6 +255,7 @@ int main(int argc, char** argv) {
 
   const avr_cycle_count_t end_cycle = sim_ms > 0 ? (avr_cycle_count_t)sim_ms * CYCLES_PER_MS : 0;
   const double wall_start = now_ms();
+  double held_ms = 0;  // -R's bootloader waits
   avr_cycle_count_t next_check = CYCLES_PER_MS;
   const char* outcome = "time";
   int state = cpu_Running;
@@ -271,17 +276,13 @@ int main(int argc, char** argv) {
       outcome = "signal";
       break;
     }
-    double wall = now_ms() - wall_start;
+    double wall = now_ms() - wall_start - held_ms;
     if (wall > wall_limit_s * 1000.0) {
       outcome = "watchdog";
       break;
     }
-    if (open_watch >= 0 && pty_link_opened(open_watch)) {
-      avr_reset(avr);
-      avr->state = cpu_Running;
-      start_board(avr, adc_mv);
-    }
-    if (pty_link) pump_pty_input(avr, uart_in);
+    if (open_watch >= 0 && pty_link_opened(open_watch)) held_ms += reset_by_port(avr, adc_mv);
+    if (pty_link) pump_pty_input(uart_in);
     if (realtime) {
       double ahead_ms = avr->cycle / (double)CYCLES_PER_MS - wall;
       if (ahead_ms > 1) usleep((useconds_t)(ahead_ms * 1000));
