@@ -115,6 +115,15 @@ class Ingest:
             self.queue.put(WAKE)
         self._metrics.spool_holding.set(self._spool.holding)
 
+    def put(self, received: Received) -> None:
+        """One read's frames, from an input (line_handler.LineHandler)."""
+        self.queue.put(received)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing read waits: no read queued, no accepted frame waiting for its commit."""
+        return self.queue.empty() and not self._pending
+
     def acknowledge(self, ids: tuple[int, int]) -> None:
         """Called by the sender: the frames with ids in this inclusive range are in Cassandra and may leave the
         spool."""

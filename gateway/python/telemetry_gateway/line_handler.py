@@ -4,10 +4,9 @@ was made under; the ingest gives it back once it has committed those frames."""
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
-from typing import Callable
+from typing import Callable, Protocol
 
 from .credits import SERIAL_CREDITS
 from .frame import Decoded, Frame, Reject, Status, decode_line
@@ -19,17 +18,23 @@ from .received import Received
 READ_CHUNK = 16384  # a read's frames travel together to the ingest queue: this bounds one item
 
 
+class Ingestor(Protocol):
+    """Where a read's frames go: the ingest (ingest.Ingest.put), or a queue in tests."""
+
+    def put(self, received: Received) -> None: ...
+
+
 class LineHandler:
     """One input's bytes → lines → decoded; each read's frames go to the ingest queue together, with the credit
     the read was made under."""
 
-    def __init__(self, name: str, frames: queue.Queue, metrics: Metrics, credits: int = SERIAL_CREDITS,
+    def __init__(self, name: str, ingest: Ingestor, metrics: Metrics, credits: int = SERIAL_CREDITS,
                  decode: Callable[[bytes], Decoded] = decode_line, trusted: bool = False) -> None:
         self.name = name
         self.trusted = trusted  # a port marked trusted (signing.md): its frames say so to the verifier
         self._decode = decode  # a CSV port's: room_csv.line_decoder
         self.credits = threading.Semaphore(credits)
-        self._frames = frames
+        self._ingest = ingest
         self._metrics = metrics
         self._log = RateLimitedLog()
         self._lines = metrics.lines_read.labels(name)
@@ -80,7 +85,7 @@ class LineHandler:
             return False
         # One hand-over per read, not per frame: the queue's locks and wake-ups cost more than decoding. The queue
         # itself is unbounded: the credits bound it, and a read is never held back (or dropped) once made.
-        self._frames.put(Received(frames, received_ms, self.credits, self.trusted))
+        self._ingest.put(Received(frames, received_ms, self.credits, self.trusted))
         return True
 
     def _reject(self, reason: str, count: int, line: bytes = b"") -> None:

@@ -113,13 +113,13 @@ class Gateway:
         self._inputs: list[threading.Thread] = []
         reopen_backoff = functools.partial(backoff_s, max_s=config.serial.reopen_max_s)
         for port in config.serial.ports:
-            handler = LineHandler(port.path, self.ingest.queue, self.metrics, SERIAL_CREDITS, line_decoder(port),
+            handler = LineHandler(port.path, self.ingest, self.metrics, SERIAL_CREDITS, line_decoder(port),
                                   port.trusted)
             reader = SerialInput(port.path, port.baud, handler, self._inputs_stop, reopen_backoff,
                                  self.metrics.input_up.labels(port.path))
             self._inputs.append(threading.Thread(target=reader.run, name=f"serial {port.path}", daemon=True))
         for path in streams:
-            handler = LineHandler(path, self.ingest.queue, self.metrics, STREAM_CREDITS)
+            handler = LineHandler(path, self.ingest, self.metrics, STREAM_CREDITS)
             reader = StreamInput(path, handler, self._inputs_stop, on_end=self._stream_ended)
             self._inputs.append(threading.Thread(target=reader.run, name=f"input {path}", daemon=True))
 
@@ -222,4 +222,4 @@ class Gateway:
         return status
 
     def drained(self) -> bool:
-        return self.ingest.queue.empty() and self.spool.depth == 0 and self.sender.idle
+        return self.ingest.idle and self.spool.depth == 0 and self.sender.idle
