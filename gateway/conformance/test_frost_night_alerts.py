@@ -1,22 +1,30 @@
 """Gateway conformance (gateway/contract/alerts.md): a simulated frost night gives exactly one raise and one clear
-per [[alerts]] rule, in the log, in alerts_firing, through each rule's command (a script that appends the alert's
-environment to a file) and in /status.json. The night is ten hours of readings every ten minutes, compressed: each
-frame carries its own t, and for_s is measured on reading time. A silence rule then raises once the board goes
-quiet and clears with its next frame. Every gateway under test runs side by side, each with its board and source;
-Cassandra plays no part (the gateways point at a closed port)."""
+per [[alerts]] rule, in the log, in alerts_firing, through each rule's command and in /status.json. The frost rule's
+command is the ready notifier, deploy/notify/telemetry-alert-webhook, posting JSON to a local HTTP server; the
+others run a script that appends the alert's environment to a file. The night is ten hours of readings every ten
+minutes, compressed: each frame carries its own t, and for_s is measured on reading time. A silence rule then
+raises once the board goes quiet and clears with its next frame. Every gateway under test runs side by side, each
+with its board and source; Cassandra plays no part (the gateways point at a closed port)."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, gateways_under_test, toml_value, wait_for
 from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixture)
 
 EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, side by side
+NOTIFIER = Path(__file__).resolve().parents[2] / "deploy" / "notify" / "telemetry-alert-webhook"
 STEP_MS = 600_000
 # temp_in every ten minutes from dusk: a 10-minute dip below 2 (pending, never raised), 30 minutes below 2 (frost
 # raised at the fourth cold reading), values wavering between 2 and 3 while it fires (no clear), then 3.0 (cleared).
@@ -42,9 +50,44 @@ command = {toml_value(record)}
 """
 
 
-def rules(record: list[str]) -> str:
+class Hook(ThreadingHTTPServer):
+    """A local web hook: keeps each POST's path and JSON body, answers 200."""
+
+    def __init__(self):
+        self.posts: list[tuple[str, dict]] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                hook.posts.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
+
+
+@pytest.fixture
+def hook() -> Iterator[Hook]:
+    server = Hook()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def utc(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def rules(record: list[str], notify: list[str]) -> str:
     command = toml_value(record)
-    return frost(record) + f"""
+    return frost(notify) + f"""
 [[alerts]]
 name = "cold"
 metric = "temp_in"
@@ -59,7 +102,7 @@ command = {command}
 """
 
 
-def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monkeypatch):  # noqa: F811
+def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monkeypatch, hook):  # noqa: F811
     script = tmp_path / "record.py"
     script.write_text(RECORD)
     out = tmp_path / "alerts"
@@ -71,7 +114,8 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
         folder.mkdir()
         board = Board(folder / "ttyUSB0")
         gateway = GatewayUnderTest.configure(folder, [board.link], "telemetry", "127.0.0.1",
-                                             extra=rules([sys.executable, str(script), str(out)]))
+                                             extra=rules([sys.executable, str(script), str(out)],
+                                                         [str(NOTIFIER), f"{hook.url}/{name}"]))
         gateways.append(gateway)
         monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
         gateway.start(TELEMETRY_CASSANDRA_PORT="1")  # nothing listens: the frames wait in the spool
@@ -87,12 +131,21 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
     at = [dusk + i * STEP_MS for i in range(len(NIGHT))]
     for name, (_, gateway, stream) in rigs.items():
         record = out / f"{stream.source}.log"
-        wait_for(lambda: record.exists() and len(record.read_text().splitlines()) == 6, 15, f"{name}: six runs")
+        wait_for(lambda: record.exists() and len(record.read_text().splitlines()) == 4, 15, f"{name}: four runs")
         runs = record.read_text().splitlines()
         by_rule = {rule: [run.split(" ")[1:] for run in runs if run.split(" ")[0] == rule]
                    for rule in ("frost", "cold", "quiet")}
-        assert by_rule["frost"] == [["firing", "below", "temp_in", "0", "2", str(at[12])],
-                                    ["ok", "below", "temp_in", "3", "3", str(at[20])]], name
+        assert by_rule["frost"] == [], name
+        posted = lambda: [body for path, body in hook.posts if path == f"/{name}"]  # noqa: E731
+        wait_for(lambda: len(posted()) == 2, 15, f"{name}: frost raised and cleared, posted")
+        board_id = stream.source
+        assert posted() == [
+            {"rule": "frost", "source": board_id, "state": "firing", "kind": "below", "metric": "temp_in", "value": 0,
+             "threshold": 2, "at": at[12], "time": utc(at[12]),
+             "message": f"frost: {board_id} temp_in 0, below 2, {utc(at[12])}"},
+            {"rule": "frost", "source": board_id, "state": "ok", "kind": "below", "metric": "temp_in", "value": 3,
+             "threshold": 3, "at": at[20], "time": utc(at[20]),
+             "message": f"frost cleared: {board_id} temp_in 3 (clears at 3), {utc(at[20])}"}], name
         assert by_rule["cold"] == [["firing", "below", "temp_in", "4", "5", str(at[4])],
                                    ["ok", "below", "temp_in", "6", "6", str(at[24])]], name
         assert [run[:3] + [run[4]] for run in by_rule["quiet"]] == [["firing", "silence", "-", "1"],
@@ -112,3 +165,4 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
         assert all(item["since"] for item in source["alerts"]), name  # each left ok once and came back
         assert gateway.stop() == 0, name
     assert sorted(path.name for path in out.iterdir()) == sorted(f"{s.source}.log" for *_, s in rigs.values())
+    assert sorted(path for path, _ in hook.posts) == sorted(f"/{name}" for name in rigs for _ in range(2))
