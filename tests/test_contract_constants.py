@@ -196,7 +196,7 @@ def test_the_finders_find_what_they_look_for():
     js = ("export const FRESH_MS = 300_000;\nconst TWO = 2 ** 31 - 2;\n  const INNER = 64;\nconst B = 1n;\n"
           "const LF = 0x0a;\n")
     assert hard_coded("a.js", node_constants(js), values) == ["a.js:1 FRESH_MS = 300000 (contract: mark_fresh_ms, "
-                                                              "status_window_ms)"]
+                                                              "status_window_ms, status_bucket_ms)"]
     assert hard_coded("a.js", node_constants("const HELD = CONSTANT('held_frames_max');\n"), values) == []
     assert cql_copies("b.js", "x\nconst Q = 'insert into  latest (source) VALUES (?)';\n// INSERT INTO other\n") \
         == ["b.js:2"]

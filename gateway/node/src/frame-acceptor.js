@@ -87,6 +87,7 @@ export class FrameAcceptor {
       });
     }
     this.tally.frame(source, receivedMs, stamp.ts_ms, frame.values);
+    this.tally.series.frame(source, receivedMs, frame.values);
     return { source, ts_ms: stamp.ts_ms, received_ms: receivedMs, metrics: packed.metrics, vals: packed.vals,
       seq: frame.seq };
   }

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { BlockList, isIPv6 } from 'node:net';
 
-const PATHS = new Set(['/', '/status.json', '/metrics']);
+const PATHS = new Set(['/', '/status.json', '/metrics', '/healthz']);
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 const WILDCARDS = new Set(['', '0.0.0.0', '::']);
 /** Answers after which the connection is closed. */

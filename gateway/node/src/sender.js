@@ -55,6 +55,8 @@ export class Sender {
     this.onLink = onLink;
     this.linkState = [false, true]; // [connected, writeOk] as last told
     this.lastError = null; // [error kind, wall ms] of the last failure: the status page's
+    // wall ms since which Cassandra is down (the start until the first connection), null while up: /healthz
+    this.downSinceMs = Date.now();
     this.log = new RateLimitedLog();
     // spool_frame_damaged: logs.md, one line a minute.
     this.damageLog = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
@@ -91,6 +93,12 @@ export class Sender {
   }
 
   /** Tells onLink of a change of the link's state. */
+  cassandraUp(up) {
+    this.metrics.cassandra_up.set(up);
+    if (up) this.downSinceMs = null;
+    else this.downSinceMs ??= Date.now();
+  }
+
   link(connected, writeOk) {
     if (connected === this.linkState[0] && writeOk === this.linkState[1]) return;
     this.linkState = [connected, writeOk];
@@ -146,7 +154,7 @@ export class Sender {
       await client.connect();
     } catch (error) { // unusable credentials, unreachable, auth, schema missing: retried; the spool keeps the frames
       if (client !== null) await client.shutdown().catch(() => {});
-      this.metrics.cassandra_up.set(0);
+      this.cassandraUp(0);
       this.link(false, this.linkState[1]);
       const condition = conditionOf(error);
       const kind = kindOf(condition);
@@ -157,7 +165,7 @@ export class Sender {
     }
     this.client = client;
     this.connectAttempts = 0;
-    this.metrics.cassandra_up.set(1);
+    this.cassandraUp(1);
     this.link(true, true); // a new client: no write of it has failed
     event('info', 'cassandra_connected', { keyspace: this.keyspace,
       hosts: client.hosts.values().map((host) => host.address).join(',') });
@@ -237,7 +245,7 @@ export class Sender {
     for (const [request, error] of this.pump.answers()) {
       if (error === null) {
         this.metrics.write_latency.observe((now - request.sentAt) / 1000);
-        this.metrics.cassandra_up.set(1);
+        this.cassandraUp(1);
         this.link(true, true);
         const written = this.ledger.succeeded(request.owner);
         if (written !== null) {
@@ -253,7 +261,7 @@ export class Sender {
         this.metrics.write_errors.inc({ error: kind });
         this.lastError = [kind, Date.now()];
         if (kind === 'unavailable' || kind === 'timeout' || kind === 'overloaded') {
-          this.metrics.cassandra_up.set(error?.name === 'NoHostAvailableError' ? 0 : 1);
+          this.cassandraUp(error?.name === 'NoHostAvailableError' ? 0 : 1);
         }
         this.retries.retryLater(request, now);
         this.log.event('warning', 'write_failed', { key: kind, error: kind, condition: conditionName(condition),

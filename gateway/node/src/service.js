@@ -163,7 +163,8 @@ export async function runGateway(config, streams = [], { exitWhenDrained = false
   metrics.last_seen.read = () => tally.lastSeenMs();
   const statusPage = new StatusPage({ version: VERSION, implementation: IMPLEMENTATION, policy: config.spool.fsync,
     startedMs: Date.now(), staleAfterS: config.metrics.stale_after_s },
-  { tally, spool, lastError: () => sender.lastError, metrics, alertStates: () => alerting.alertStates() });
+  { tally, spool, lastError: () => sender.lastError, metrics, alertStates: () => alerting.alertStates(),
+    metricsConfig: config.metrics, downSince: () => sender.downSinceMs });
   let server = null;
   if (config.metrics.listen) {
     server = await startStatusServer(config.metrics.listen, metrics.registry, statusPage,

@@ -15,8 +15,9 @@ function isoMs(ms) {
  * @param {object[]} sources SourceTally.view()'s
  * @param {Map<string, object[]>} alerts source → its rule states (status.schema.json's alerts items)
  * @param {Map<string, string>} units metric → unit (metric-units.json)
+ * @param {Map<string, object[]>} series SeriesTally.view()'s: source → [{metric, points}]
  */
-export function statusDocument(facts, moment, sources, alerts, units) {
+export function statusDocument(facts, moment, sources, alerts, units, series = new Map()) {
   const now = moment.nowMs;
   const views = new Map(sources.map((view) => [view.source, view]));
   for (const source of alerts.keys()) { // a source only a rule knows (silent since start): shown, with nothing read
@@ -32,7 +33,7 @@ export function statusDocument(facts, moment, sources, alerts, units) {
     now: isoMs(now),
     stale_after_s: facts.staleAfterS,
     sources: [...views.keys()].sort(byCodePoint).map((name) => sourceEntry(views.get(name), now,
-      facts.staleAfterS * 1000, alerts.get(name) ?? [], units)),
+      facts.staleAfterS * 1000, alerts.get(name) ?? [], units, series.get(name) ?? [])),
     rejects: Object.fromEntries([...moment.rejects].filter(([, count]) => count > 0)
       .sort(([a], [b]) => byCodePoint(a, b))),
     spool: { frames: moment.spoolFrames, held_frames: moment.heldFrames,
@@ -42,7 +43,7 @@ export function statusDocument(facts, moment, sources, alerts, units) {
   };
 }
 
-function sourceEntry(view, nowMs, staleAfterMs, alerts, units) {
+function sourceEntry(view, nowMs, staleAfterMs, alerts, units, series) {
   const last = view.lastReceivedMs;
   return {
     source: view.source,
@@ -57,5 +58,7 @@ function sourceEntry(view, nowMs, staleAfterMs, alerts, units) {
     rejects: { ...view.rejects },
     refused_burst: view.refusedBurst,
     alerts: alerts.map((item) => ({ ...item })).sort((a, b) => byCodePoint(a.rule, b.rule)),
+    series: series.map(({ metric, points }) => ({ metric,
+      points: points.map(([at, low, high, last]) => [isoMs(at), low, high, last]) })),
   };
 }

@@ -32,7 +32,7 @@ const WAITING = Symbol('answers waiting');
 const REFUSED = Symbol('refused'); // a refusal was written: nothing more is answered or counted on the socket
 const PAGE_CSP = pageCsp(PAGE);
 const LOG = new RateLimitedLog({ intervalS: LONG_INTERVAL_S });
-const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json or /metrics', 405: 'only GET and HEAD',
+const TEXTS = { 400: 'bad request', 404: 'not found; try /, /status.json, /metrics or /healthz', 405: 'only GET and HEAD',
   408: 'the request head took over 5 s', 413: 'no request body is read here',
   421: 'this Host name is not served here (status.md: [metrics] host_names)',
   431: `the request head is over ${contractNumber('http_head_bytes_max')} bytes` };
@@ -92,6 +92,15 @@ function answer(request, response, { where, registry, statusPage, count }) {
     registry.metrics().then((text) => send(registry.contentType, text)).catch(failed);
   } else if (serve === '/') {
     send('text/html; charset=utf-8', PAGE, { 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
+  } else if (serve === '/healthz') { // a 503 here is this path's answer, not a refusal: not counted
+    try {
+      const [code, reason] = statusPage.health();
+      response.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8',
+        'Content-Length': Buffer.byteLength(`${reason}\n`), 'Cache-Control': 'no-store' });
+      response.end(head ? '' : `${reason}\n`);
+    } catch (error) {
+      failed(error);
+    }
   } else {
     statusPage.document().then((doc) => send('application/json', JSON.stringify(doc), { 'Cache-Control': 'no-store' }))
       .catch(failed);

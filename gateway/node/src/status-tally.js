@@ -3,6 +3,7 @@
 // verdicts). A pure function of the events fed to it and the clock readings passed in.
 
 import { contractNumber } from './contract-constants.js';
+import { SeriesTally } from './status-series.js';
 
 /** Frames per minute are counted over the last 300 whole seconds, the current one included. */
 const WINDOW_S = contractNumber('status_window_ms') / 1000;
@@ -37,6 +38,7 @@ export class SourceTally {
     /** @type {Map<string, {lastReceivedMs: number|null, valuesTsMs: number|null, values: Array<[string, number]>,
      *   seqGaps: number, duplicates: number, rejects: Map<string, number>, seconds: Array<[number, number]>}>} */
     this.sources = new Map();
+    this.series = new SeriesTally(); // the sparklines, fed by the caller with each accepted frame's numbers
   }
 
   state(source) {
@@ -80,6 +82,7 @@ export class SourceTally {
   /** A source the gateway no longer tracks ([decode] max_sources). */
   forget(source) {
     this.sources.delete(source);
+    this.series.forget(source);
   }
 
   /** Per source, when its last frame was read. */

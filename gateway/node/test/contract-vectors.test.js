@@ -39,6 +39,7 @@ const DRIVEN = ['day_marks.jsonl', 'hold.jsonl', 'lines.jsonl', 'sequence.jsonl'
   'signing.jsonl', // signing.test.js
   'alerts.jsonl', // alerts.test.js
   'http_requests.jsonl', // http-rules.test.js
+  'status_series.jsonl', 'healthz.jsonl', // status-series.test.js
   'reading_values.jsonl', // reading-values.test.js
   'metric_samples.jsonl', // metrics.test.js
   'spool_files.jsonl', // spool-files.test.js

@@ -53,23 +53,27 @@ describe('the status document', () => {
     const tally = new SourceTally();
     tally.frame('greenhouse', 1_001_000, 1_000_500, [['temp_in', 4.25], ['odd', 1]]);
     tally.reject('greenhouse', 'bad_mac', false, 1_000_500);
+    tally.series.frame('greenhouse', 1_001_000, [['temp_in', 4.25], ['odd', 1]]);
     const alerts = new Map([
       ['greenhouse', [{ rule: 'z', state: 'ok', since: null },
         { rule: 'frost', state: 'firing', since: '1970-01-01T00:17:30.000Z' }]],
       ['cellar', [{ rule: 'silent', state: 'firing', since: '1970-01-01T00:16:40.000Z' }]]]);
     const moment = { nowMs: 1_061_000, rejects: new Map([['too_long', 0], ['bad_crc', 2]]), spoolFrames: 7,
       heldFrames: 1, oldestUnsentMs: 1_031_000, cassandraUp: false, lastError: ['timeout', 1_060_000] };
-    const doc = statusDocument(FACTS, moment, tally.view(moment.nowMs), alerts, UNITS);
+    const doc = statusDocument(FACTS, moment, tally.view(moment.nowMs), alerts, UNITS,
+      tally.series.view(moment.nowMs));
     assert.deepEqual(doc.gateway, { version: '1.2.3', implementation: 'node', policy: 'batch',
       started: '1970-01-01T00:16:40.000Z', uptime_s: 61 });
     const [cellar, greenhouse] = doc.sources;
     assert.deepEqual(cellar, { source: 'cellar', last_frame: null, age_s: null, stale: true, values_at: null,
       values: [], frames_per_minute: 0, seq_gaps: 0, duplicates: 0, rejects: {}, refused_burst: false,
-      alerts: alerts.get('cellar') });
+      alerts: alerts.get('cellar'), series: [] });
     assert.deepEqual(greenhouse.values, [{ metric: 'temp_in', value: 4.25, unit: '\u00b0C' },
       { metric: 'odd', value: 1, unit: null }]);
     assert.deepEqual([greenhouse.age_s, greenhouse.stale, greenhouse.rejects], [60, false, { bad_mac: 1 }]);
     assert.deepEqual(greenhouse.alerts.map((a) => a.rule), ['frost', 'z']);
+    assert.deepEqual(greenhouse.series, [{ metric: 'odd', points: [['1970-01-01T00:15:00.000Z', 1, 1, 1]] },
+      { metric: 'temp_in', points: [['1970-01-01T00:15:00.000Z', 4.25, 4.25, 4.25]] }]);
     assert.deepEqual(doc.rejects, { bad_crc: 2 });
     assert.deepEqual(doc.spool, { frames: 7, held_frames: 1, oldest_unsent_age_s: 30 });
     assert.deepEqual(doc.cassandra, { state: 'down', last_error: { kind: 'timeout', at: '1970-01-01T00:17:40.000Z' } });
@@ -127,6 +131,19 @@ describe('the status routes', () => {
       assert.equal(await raw(server.port, `GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\n${close}`), 404);
       assert.equal(await raw(server.port, `GET / HTTP/1.1\r\nHost: attacker.example\r\n${close}`), 421);
       assert.equal(await raw(server.port, `GET / HTTP/1.1\r\nHost: pi.lan:80\r\n${close}`), 200);
+      const silent = await get(server.port, '/healthz'); // the one frame was read 5 s after the epoch
+      assert.deepEqual([silent.status, silent.type, silent.headers.get('cache-control')],
+        [503, 'text/plain; charset=utf-8', 'no-store']);
+      assert.match(silent.body, /^no frame from any board for \d+ s\n$/);
+      const nowMs = Date.now();
+      tally.frame('A', nowMs, nowMs, [['temp', 3]]);
+      assert.deepEqual(await get(server.port, '/healthz').then((a) => [a.status, a.body]), [200, 'ok\n']);
+      page.downSince = () => nowMs - 400_000;
+      const down = await get(server.port, '/healthz');
+      assert.deepEqual([down.status, down.body.slice(0, 26)], [503, 'cassandra unreachable for ']);
+      assert.deepEqual(await get(server.port, '/healthz', 'HEAD').then((a) => [a.status, a.body]), [503, '']);
+      const refused = (await metrics.http_refused.get()).values.map((v) => v.labels.status);
+      assert.ok(!refused.includes('503'), refused);
       page.alertStates = () => { throw new Error('no states'); };
       const failed = await get(server.port, '/status.json');
       assert.deepEqual([failed.status, failed.body], [500, '/status.json failed: no states\n']);

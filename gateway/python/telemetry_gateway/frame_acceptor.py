@@ -17,6 +17,7 @@ from .config import Config
 from .frame import Frame
 from .logs import RateLimitedLog, event
 from .metrics import Metrics
+from .reading_values import unpack_values
 from .received import Received
 from .seq_tracker import NEXT, SeqTracker
 from .signing import Verifier
@@ -112,6 +113,7 @@ class FrameAcceptor:
             self._log.event(logging.WARNING, "explicit_time_refused", key=frame.source, source=frame.source,
                             t=frame.t, action="stamped with the time of receipt; check the board's clock")
         self.tally.frame(frame.source, received_ms, stamp.ts_ms, (frame.metrics, frame.vals))
+        self.tally.series.frame(frame.source, received_ms, unpack_values(frame.metrics, frame.vals))
         return NewFrame(frame.source, stamp.ts_ms, received_ms, frame.metrics, frame.vals)
 
     def _possibly_lost(self, source: str, missing: int) -> None:

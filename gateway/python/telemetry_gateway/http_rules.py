@@ -9,7 +9,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-PATHS = frozenset({"/", "/status.json", "/metrics"})
+PATHS = frozenset({"/", "/status.json", "/metrics", "/healthz"})
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
 WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 CLOSING = frozenset({400, 408, 413, 421, 431})  # answers after which the connection is closed

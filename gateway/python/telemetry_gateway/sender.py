@@ -75,6 +75,8 @@ class Sender:
         self._on_link = on_link  # (connected, last write succeeded): whether the spool may hold frames
         self._link_state = (False, True)  # as last told: not connected, no write failed yet
         self.last_error: tuple[str, int] | None = None  # (error kind, wall ms) of the last failure: status page
+        # wall ms since which Cassandra is down (the start until the first connection), None while up: /healthz
+        self.down_since_ms: int | None = time.time_ns() // 1_000_000
         self._log = RateLimitedLog()
         self._damage_log = RateLimitedLog(LONG_INTERVAL_S)  # spool_frame_damaged: logs.md, one line a minute
         self._cluster: Cluster | None = None
@@ -109,6 +111,13 @@ class Sender:
     @property
     def idle(self) -> bool:
         return self._ledger.idle
+
+    def _cassandra_up(self, up: int) -> None:
+        self._metrics.cassandra_up.set(up)
+        if up:
+            self.down_since_ms = None
+        elif self.down_since_ms is None:
+            self.down_since_ms = time.time_ns() // 1_000_000
 
     def _link(self, connected: bool, write_ok: bool) -> None:
         """Tells on_link of a change of the link's state."""
@@ -148,7 +157,7 @@ class Sender:
         except Exception as error:  # unresolvable, unreachable, auth, schema missing: retried; frames stay spooled
             if cluster is not None:
                 cluster.shutdown()
-            self._metrics.cassandra_up.set(0)
+            self._cassandra_up(0)
             self._link(False, self._link_state[1])
             condition = condition_of(error)
             kind = kind_of(condition)
@@ -158,7 +167,7 @@ class Sender:
             return False
         self._cluster, self._session = cluster, session
         self._connect_attempts = 0
-        self._metrics.cassandra_up.set(1)
+        self._cassandra_up(1)
         self._link(True, True)  # a new session: no write of it has failed
         event(logging.INFO, "cassandra_connected", keyspace=self._keyspace,
               hosts=",".join(str(h.endpoint) for h in cluster.metadata.all_hosts()))
@@ -238,7 +247,7 @@ class Sender:
         for request, error in self._pump.answers():
             if error is None:
                 self._metrics.write_latency.observe(now - request.sent_at)
-                self._metrics.cassandra_up.set(1)
+                self._cassandra_up(1)
                 self._link(True, True)
                 self._release(request.statement)
                 written = self._ledger.succeeded(request.owner)
@@ -254,7 +263,7 @@ class Sender:
                 self._metrics.write_errors.labels(kind).inc()
                 self.last_error = (kind, time.time_ns() // 1_000_000)
                 if kind in ("unavailable", "timeout", "overloaded"):
-                    self._metrics.cassandra_up.set(0 if isinstance(error, NoHostAvailable) else 1)
+                    self._cassandra_up(0 if isinstance(error, NoHostAvailable) else 1)
                 self._retries.retry_later(request, now)
                 self._log.event(logging.WARNING, "write_failed", key=kind, error=kind,
                                 condition=condition_name(condition), detail=first_line(error),

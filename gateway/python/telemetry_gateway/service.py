@@ -107,7 +107,8 @@ class Gateway:
         facts = GatewayFacts(VERSION, IMPLEMENTATION, config.spool.fsync, time.time_ns() // 1_000_000,
                              config.metrics.stale_after_s)
         self.status_page = StatusPage(facts, tally, self.spool, lambda: self.sender.last_error, self.metrics,
-                                      alert_states=self.alerting.states)  # status.md, "Alert states"
+                                      alert_states=self.alerting.states,  # status.md, "Alert states"
+                                      metrics_config=config.metrics, down_since=lambda: self.sender.down_since_ms)
         self._streams_open = len(streams)
         self._exit_when_drained = exit_when_drained
         self._inputs: list[threading.Thread] = []

@@ -32,7 +32,9 @@ class Moment:
 
 
 def status_document(facts: GatewayFacts, moment: Moment, sources: Sequence[SourceView],
-                    alerts: Mapping[str, Sequence[Mapping]], units: Mapping[str, str]) -> dict:
+                    alerts: Mapping[str, Sequence[Mapping]], units: Mapping[str, str],
+                    series: Mapping[str, Sequence] = {}) -> dict:
+    """series: SeriesTally.view()'s, source -> (metric, points) in order."""
     now = moment.now_ms
     stale_after_ms = facts.stale_after_s * 1000
     views = {view.source: view for view in sources}
@@ -43,7 +45,7 @@ def status_document(facts: GatewayFacts, moment: Moment, sources: Sequence[Sourc
                     "started": iso_ms(facts.started_ms), "uptime_s": max(0, now - facts.started_ms) / 1000},
         "now": iso_ms(now),
         "stale_after_s": facts.stale_after_s,
-        "sources": [source_entry(views[name], now, stale_after_ms, alerts.get(name, ()), units)
+        "sources": [source_entry(views[name], now, stale_after_ms, alerts.get(name, ()), units, series.get(name, ()))
                     for name in sorted(views)],
         "rejects": {reason: count for reason, count in sorted(moment.rejects.items()) if count > 0},
         "spool": {"frames": moment.spool_frames, "held_frames": moment.held_frames,
@@ -56,7 +58,7 @@ def status_document(facts: GatewayFacts, moment: Moment, sources: Sequence[Sourc
 
 
 def source_entry(view: SourceView, now_ms: int, stale_after_ms: float, alerts: Sequence[Mapping],
-                 units: Mapping[str, str]) -> dict:
+                 units: Mapping[str, str], series: Sequence = ()) -> dict:
     last = view.last_received_ms
     return {
         "source": view.source,
@@ -71,4 +73,6 @@ def source_entry(view: SourceView, now_ms: int, stale_after_ms: float, alerts: S
         "rejects": dict(view.rejects),
         "refused_burst": view.refused_burst,
         "alerts": sorted((dict(item) for item in alerts), key=lambda item: item["rule"]),
+        "series": [{"metric": metric, "points": [[iso_ms(at), low, high, last] for at, low, high, last in points]}
+                   for metric, points in series],
     }

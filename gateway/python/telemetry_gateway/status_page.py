@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 
+from .config import MetricsConfig
+from .healthz import HealthLimits, HealthState, health
 from .metrics import Metrics
 from .reading_values import unpack_values
 from .status_document import GatewayFacts, Moment, status_document
@@ -32,16 +34,31 @@ class StatusPage:
     last_error: Callable[[], tuple | None]  # the sender's (error kind, wall ms)
     metrics: Metrics
     alert_states: AlertStates = dict
+    metrics_config: MetricsConfig = MetricsConfig()  # [metrics]: /healthz's thresholds
+    down_since: Callable[[], int | None] = lambda: None  # the sender's: since when Cassandra is down
 
     def document(self) -> dict:
         now_ms = time.time_ns() // 1_000_000
         with self.tally.lock:
             views = self.tally.view(now_ms)
+            series = self.tally.series.view(now_ms)
         views = [dataclasses.replace(view, values=unpack_values(*view.values) if view.values else ())
                  for view in views]
         moment = Moment(now_ms, self._rejects(), self.spool.depth, self.spool.held_frames, self._oldest(),
                         self._value(self.metrics.cassandra_up) == 1, self.last_error())
-        return status_document(self.facts, moment, views, self.alert_states(), UNITS)
+        return status_document(self.facts, moment, views, self.alert_states(), UNITS, series)
+
+    def health(self) -> tuple[int, str]:
+        """/healthz: 200 ok or 503 with the first failed check's reason."""
+        now_ms = time.time_ns() // 1_000_000
+        with self.tally.lock:
+            seen = self.tally.last_seen_ms()
+        config = self.metrics_config
+        limits = HealthLimits(config.healthz_cassandra_down_s * 1000, config.healthz_spool_lag_s * 1000,
+                              config.stale_after_s * 1000)
+        state = HealthState(now_ms, self.facts.started_ms, self.down_since(), self._oldest(),
+                            max(seen.values(), default=None))
+        return health(state, limits)
 
     def _oldest(self) -> int | None:
         try:

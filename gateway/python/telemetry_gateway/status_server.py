@@ -28,8 +28,8 @@ UNREAD_TIMEOUT_S = contract_seconds("http_unread_timeout_ms")
 SEND_BUFFER = 256 * 1024  # answers a client may leave unread in the kernel, so the timeout above starts soon
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
            413: "Content Too Large", 421: "Misdirected Request", 431: "Request Header Fields Too Large",
-           500: "Internal Server Error"}
-TEXTS = {404: "not found; try /, /status.json or /metrics", 405: "only GET and HEAD",
+           500: "Internal Server Error", 503: "Service Unavailable"}
+TEXTS = {404: "not found; try /, /status.json, /metrics or /healthz", 405: "only GET and HEAD",
          421: "this Host name is not served here (status.md: [metrics] host_names)",
          431: f"the request head is over {MAX_HEAD} bytes", 413: "no request body is read here",
          408: "the request head took over 5 s", 400: "bad request"}
@@ -176,7 +176,7 @@ class StatusServer:
             status, path = decide(request, self.where)
             close = close or status in CLOSING
             reply = self._respond(status, path, request.method == "HEAD", accept, close)
-            if not reply.startswith(b"HTTP/1.1 200 "):
+            if not reply.startswith((b"HTTP/1.1 200 ", b"HTTP/1.1 503 ") if path == "/healthz" else b"HTTP/1.1 200 "):
                 self.refused.labels(reply[9:12].decode()).inc()
             connection.settimeout(UNREAD_TIMEOUT_S)
             connection.sendall(reply)
@@ -226,6 +226,10 @@ class StatusServer:
             if path == "/":
                 return answer(200, [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
                                     ("Content-Security-Policy", PAGE_CSP)], PAGE, head_only, close)
+            if path == "/healthz":
+                health, reason = self.page.health()
+                return answer(health, [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+                              f"{reason}\n".encode(), head_only, close)
             body = json.dumps(self.page.document(), ensure_ascii=False).encode()
             return answer(200, [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body,
                           head_only, close)

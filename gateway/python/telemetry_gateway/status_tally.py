@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .contract_constants import contract_number, contract_seconds
+from .status_series import SeriesTally
 
 # Frames per minute are counted over the last WINDOW_S whole seconds, the current one included.
 WINDOW_S = round(contract_seconds("status_window_ms"))
@@ -63,6 +64,7 @@ def _in_window(seconds: deque, now_ms: int) -> int:
 class SourceTally:
     def __init__(self) -> None:
         self._sources: dict[str, SourceState] = {}
+        self.series = SeriesTally()  # the sparklines, fed by the caller with each accepted frame's numbers
         self.lock = threading.Lock()
 
     def _state(self, source: str) -> SourceState:
@@ -99,6 +101,7 @@ class SourceTally:
     def forget(self, source: str) -> None:
         """A source the gateway no longer tracks ([decode] max_sources)."""
         self._sources.pop(source, None)
+        self.series.forget(source)
 
     def last_seen_ms(self) -> dict[str, int]:
         """Per source, when its last frame was read."""

@@ -297,6 +297,7 @@ def test_every_vector_file_is_driven():
                         "metric_samples.jsonl": "test_metric_samples.py",
                         "spool_files.jsonl": "test_spool_files.py",
                         "frame_crc.jsonl": "test_spool_row_check.py", "spool_upgrade.jsonl": "test_spool_schema.py",
-                        "log_rate_limit.jsonl": "test_logs.py"}
+                        "log_rate_limit.jsonl": "test_logs.py", "status_series.jsonl": "test_status_series.py",
+                        "healthz.jsonl": "test_status_series.py"}
     driven = driven_here | set(driven_elsewhere)
     assert {path.name for path in VECTORS.glob("*.jsonl")} == driven

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import http.client
 import json
+import time
 from pathlib import Path
 
 import jsonschema
@@ -60,13 +61,15 @@ FACTS = GatewayFacts("1.2.3", "python", "batch", 1_000_000, 60.0)
 def document(tally: SourceTally, now_ms: int, alerts=None, **moment) -> dict:
     fields = {"rejects": {}, "spool_frames": 0, "held_frames": 0, "oldest_unsent_ms": None, "cassandra_up": True,
               "last_error": None, **moment}
-    return status_document(FACTS, Moment(now_ms, **fields), tally.view(now_ms), alerts or {}, UNITS)
+    return status_document(FACTS, Moment(now_ms, **fields), tally.view(now_ms), alerts or {}, UNITS,
+                           tally.series.view(now_ms))
 
 
 def test_document_fields_units_and_alert_seam():
     tally = SourceTally()
     tally.frame("greenhouse", 1_001_000, 1_000_500, (("temp_in", 4.25), ("odd", 1.0)))
     tally.reject("greenhouse", "bad_mac", False, 1_000_500)
+    tally.series.frame("greenhouse", 1_001_000, (("temp_in", 4.25), ("odd", 1.0)))
     alerts = {"greenhouse": [{"rule": "z", "state": "ok", "since": None},
                              {"rule": "frost", "state": "firing", "since": iso_ms(1_050_000)}],
               "cellar": [{"rule": "silent", "state": "firing", "since": iso_ms(1_000_000)}]}
@@ -78,11 +81,13 @@ def test_document_fields_units_and_alert_seam():
     cellar, greenhouse = doc["sources"]
     assert cellar == {"source": "cellar", "last_frame": None, "age_s": None, "stale": True, "values_at": None,
                       "values": [], "frames_per_minute": 0.0, "seq_gaps": 0, "duplicates": 0,
-                      "rejects": {}, "refused_burst": False, "alerts": alerts["cellar"]}
+                      "rejects": {}, "refused_burst": False, "alerts": alerts["cellar"], "series": []}
     assert greenhouse["values"] == [{"metric": "temp_in", "value": 4.25, "unit": "\u00b0C"},
                                     {"metric": "odd", "value": 1.0, "unit": None}]
     assert (greenhouse["age_s"], greenhouse["stale"], greenhouse["rejects"]) == (60.0, False, {"bad_mac": 1})
     assert [a["rule"] for a in greenhouse["alerts"]] == ["frost", "z"]
+    assert greenhouse["series"] == [{"metric": "odd", "points": [["1970-01-01T00:15:00.000Z", 1.0, 1.0, 1.0]]},
+                                    {"metric": "temp_in", "points": [["1970-01-01T00:15:00.000Z", 4.25, 4.25, 4.25]]}]
     assert doc["rejects"] == {"bad_crc": 2}
     assert doc["spool"] == {"frames": 7, "held_frames": 1, "oldest_unsent_age_s": 30.0}
     assert doc["cassandra"] == {"state": "down", "last_error": {"kind": "timeout", "at": "1970-01-01T00:17:40.000Z"}}
@@ -138,6 +143,18 @@ def test_routes_serve_the_page_the_json_and_the_metrics_only(served):
         assert (status, headers["X-Content-Type-Options"]) == (404, "nosniff"), path
     assert call(port, "POST", "/")[0] == 405
     assert call(port, "GET", "/", host="attacker.example")[0] == 421
+    status, headers, body = call(port, "GET", "/healthz")  # the one frame was read at 5 s after the epoch
+    assert (status, headers["Content-Type"], headers["Cache-Control"]) == (503, "text/plain; charset=utf-8", "no-store")
+    assert body.startswith(b"no frame from any board for ") and body.endswith(b" s\n")
+    now_ms = time.time_ns() // 1_000_000
+    page.tally.frame("A", now_ms, now_ms, pack_values((("temp", 3.0),)))
+    assert call(port, "GET", "/healthz")[::2] == (200, b"ok\n")
+    page.down_since = lambda: now_ms - 400_000
+    status, _, body = call(port, "GET", "/healthz")
+    assert (status, body[:26]) == (503, b"cassandra unreachable for ")
+    assert call(port, "HEAD", "/healthz")[::2] == (503, b"")
+    refused = {s.labels["status"] for f in page.metrics.http_refused.collect() for s in f.samples if s.value}
+    assert "503" not in refused
     page.alert_states = lambda: 1 / 0
     assert call(port, "GET", "/status.json")[::2] == (500, b"/status.json failed: division by zero\n")
 
