@@ -64,11 +64,13 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "schema/migrate": (),
     "telemetry-gateway": NODE_GATEWAY_SUBS,
     "telemetry-board-sim": (),
+    "telemetry-schema-migrate": (),
 }
 # Installed entry points (console scripts) and how to start them from the checkout.
 ENTRY_POINTS = {
     "telemetry-gateway": [str(PYTHON), "-m", "telemetry_gateway"],
     "telemetry-board-sim": [str(ROOT / ".venv" / "bin" / "telemetry-board-sim")],
+    "telemetry-schema-migrate": [str(PYTHON), "-m", "telemetry_schema.migrate"],
 }
 # Tracked executables that are not commands a person runs, with the reason. None so far.
 NOT_COMMANDS: dict[str, str] = {}

@@ -13,6 +13,9 @@ UDEV_RULE=/etc/udev/rules.d/70-telemetry-serial.rules
 MODULES_FILE=/etc/modules-load.d/telemetry-gateway.conf
 # The ready [[alerts]] command (deploy/notify), for either gateway.
 NOTIFIER=/usr/local/bin/telemetry-alert-webhook
+# The schema runner (the Python venv's telemetry-schema-migrate) and the copy of schema/ it reads.
+SCHEMA_MIGRATE=/usr/local/bin/telemetry-schema-migrate
+SCHEMA_HOME=/opt/telemetry-gateway/schema
 DEST=
 
 say() { echo "${0##*/}: $*"; }

@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import time
+import tomllib
 import uuid
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from cassandra.cluster import Cluster, Session
 from cassandra.query import SimpleStatement
 from telemetry_cassandra import connect_cluster, login_refused, settings_from_env
 
+from telemetry_schema.gateway_config import settings_env
 from telemetry_schema.migration_plan import Applied, Migration, MigrationError, load_migrations, pending
 from telemetry_schema.role_passwords import declared_roles, read_role_passwords
 
@@ -46,10 +48,27 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 """
 
 
+def program_name() -> str:
+    name = Path(sys.argv[0]).name
+    return name if name.startswith("telemetry-") else "schema/migrate"
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    env = os.environ.get
-    p = argparse.ArgumentParser(prog="schema/migrate", description=__doc__,
+    p = argparse.ArgumentParser(prog=program_name(), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="a gateway's config (e.g. /etc/telemetry-gateway/config.toml): hosts, port, keyspace, "
+                        "credentials_file and TLS files from its [cassandra]; the environment and flags override it")
+    # --config first: the other options' defaults come from it.
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--config", type=Path)
+    known, _ = first.parse_known_args(argv)
+    config_error = None
+    try:
+        environment = settings_env(known.config)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        environment, config_error = settings_env(None), f"cannot read --config {known.config}: {error}"
+    env = environment.get
     p.add_argument("--hosts", default=env("TELEMETRY_CASSANDRA_HOSTS", "127.0.0.1"),
                    help="comma-separated contact points (env TELEMETRY_CASSANDRA_HOSTS; default 127.0.0.1)")
     p.add_argument("--port", type=int, default=int(env("TELEMETRY_CASSANDRA_PORT", "9042")))
@@ -72,6 +91,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the client certificate's key (env TELEMETRY_CASSANDRA_TLS_KEY)")
     p.add_argument("--lock-wait", type=float, default=60, help="seconds to wait for another run's lock")
     args = p.parse_args(argv)
+    if config_error:
+        p.error(config_error)
+    args.environment = environment
     if args.readings_ttl is not None and args.readings_ttl < 0:
         p.error("--readings-ttl must be 0 or more seconds")
     return args
@@ -93,7 +115,7 @@ def connect(args: argparse.Namespace) -> Cluster:
     """Hosts and TLS files from the arguments (their defaults are the TELEMETRY_CASSANDRA_* variables); the
     credentials only from the environment (_USERNAME/_PASSWORD or _CREDENTIALS_FILE), never from the command line,
     where `ps` shows them."""
-    env = settings_from_env(os.environ)
+    env = settings_from_env(args.environment)
     return connect_cluster(args.hosts, port=args.port, username=env["username"], password=env["password"],
                            tls_ca=args.tls_ca,
                            tls_cert=args.tls_cert, tls_key=args.tls_key, connect_timeout=10)
@@ -249,15 +271,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except MigrationError as error:
-        print(f"schema/migrate: {error}", file=sys.stderr)
+        print(f"{program_name()}: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # connection refused, auth, timeouts: say it in one line, not a traceback
         if login_refused(error):
-            print(f"schema/migrate: Cassandra at {args.hosts}:{args.port} refused the login: give an admin's "
+            print(f"{program_name()}: Cassandra at {args.hosts}:{args.port} refused the login: give an admin's "
                   f"credentials in TELEMETRY_CASSANDRA_CREDENTIALS_FILE (e.g. the launcher's admin.toml) or "
                   f"TELEMETRY_CASSANDRA_USERNAME/_PASSWORD ({error})", file=sys.stderr)
             return 1
-        print(f"schema/migrate: cannot migrate {args.keyspace} at {args.hosts}:{args.port}: "
+        print(f"{program_name()}: cannot migrate {args.keyspace} at {args.hosts}:{args.port}: "
               f"{type(error).__name__}: {error}", file=sys.stderr)
         return 1
 

@@ -34,14 +34,15 @@ NODE_MODULES = ROOT / "gateway" / "node" / "node_modules"
 INSTALLED = ["etc/sysusers.d/telemetry-gateway.conf", "etc/telemetry-gateway", "etc/telemetry-gateway/config.toml",
              "etc/telemetry-gateway/credentials.toml", "var/lib/telemetry-gateway",
              "etc/udev/rules.d/70-telemetry-serial.rules", "etc/modules-load.d/telemetry-gateway.conf",
-             "usr/local/bin/telemetry-alert-webhook"]
+             "usr/local/bin/telemetry-alert-webhook", "usr/local/bin/telemetry-schema-migrate"]
 NOTIFIER = ROOT / "deploy" / "notify" / "telemetry-alert-webhook"
 
 
-def run(*command, check=True) -> subprocess.CompletedProcess:
-    # The system's python3 and node, as on a Pi (not a python3 of the user's own, e.g. pyenv's).
+def run(*command, check=True, env: dict | None = None) -> subprocess.CompletedProcess:
+    # The system's python3 and node, as on a Pi (not a python3 of the user's own, e.g. pyenv's). The install's
+    # check finds no Cassandra (port 1) unless env says otherwise.
     result = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=600,
-                            env=dict(os.environ, PATH=SYSTEMD_PATH))
+                            env=dict(os.environ, PATH=SYSTEMD_PATH, TELEMETRY_CASSANDRA_PORT="1", **(env or {})))
     assert not check or result.returncode == 0, f"{command}: {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -195,6 +196,14 @@ def test_the_installed_gateway_runs(installed):
     result = subprocess.run([str(command.parent / "python"), "-m", "pip", "check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
     assert notifier_runs(installed)
+    assert schema_runner_runs(installed)
+
+
+def schema_runner_runs(installed: Path) -> bool:
+    """/usr/local/bin's link names the venv's telemetry-schema-migrate, which starts (test_pi_schema.py runs it)."""
+    link = installed / "usr/local/bin/telemetry-schema-migrate"
+    assert os.readlink(link) == "/opt/telemetry-gateway/venv/bin/telemetry-schema-migrate"
+    return run(installed / os.readlink(link).lstrip("/"), "--help").stdout.startswith("usage: telemetry-schema-migrate")
 
 
 def notifier_runs(installed: Path) -> bool:
@@ -235,7 +244,7 @@ def test_node_install_replaces_the_python_unit(installed):
     assert frame_decoded_by(node_home / "bin/telemetry-gateway-node")["kind"] == "frame"
     assert not (node_home / "contract").is_symlink() and (node_home / "contract/spool.sql").is_file()
     assert not (node_home / "test").exists()
-    assert notifier_runs(installed)  # either gateway's install has it
+    assert notifier_runs(installed) and schema_runner_runs(installed)  # either gateway's install has them
 
 
 @needs_root
@@ -254,6 +263,7 @@ def test_uninstall_keeps_the_data_unless_purge(installed):
     assert not (installed / "opt/telemetry-gateway").exists() and not node_home.exists()
     assert not (installed / "etc/udev/rules.d/70-telemetry-serial.rules").exists()
     assert not (installed / "usr/local/bin/telemetry-alert-webhook").exists()
+    assert not (installed / "usr/local/bin/telemetry-schema-migrate").is_symlink()
     assert spooled.read_bytes() == b"frames not yet in Cassandra"
     assert (installed / "etc/telemetry-gateway/credentials.toml").exists() and account(installed, "telemetry")
 
