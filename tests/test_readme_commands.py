@@ -110,6 +110,8 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "sudo deploy/pi/install": Manual(A_PI),
     "sudoedit /etc/telemetry-gateway/config.toml": Manual("opens an editor on the Pi"),
     "sudoedit /etc/telemetry-gateway/credentials.toml": Manual("opens an editor for a secret on the Pi"),
+    "sudo TELEMETRY_CASSANDRA_CREDENTIALS_FILE=/etc/telemetry-gateway/credentials.toml telemetry-schema-migrate "
+    "--config /etc/telemetry-gateway/config.toml": Manual(A_PI),
     "sudo TELEMETRY_CASSANDRA_CREDENTIALS_FILE=/etc/telemetry-gateway/credentials.toml "
     "/opt/telemetry-gateway/venv/bin/telemetry-gateway check --config /etc/telemetry-gateway/config.toml": Manual(A_PI),
     "sudo systemctl restart telemetry-gateway && journalctl -u telemetry-gateway -f": Manual(A_PI),
