@@ -102,5 +102,7 @@ def test_autumn_day_has_25_hours_and_a_rerun_gives_the_same_rows(loaded, submit,
 
 def test_bad_input_is_one_line_and_exit_2(submit):
     done = submit("daily", "--tz", "Mars/Olympus", "--day", "2026-03-29", check=False)
+    # Refused by the job's own options check before spark-submit starts: one line on stderr, no JVM, no traceback.
     assert done.returncode == 2
-    assert "daily: error: unknown time zone 'Mars/Olympus'" in done.stdout and "Traceback" not in done.stdout
+    assert "daily: error: unknown time zone 'Mars/Olympus'" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == "" and "spark" not in done.stderr.lower()
