@@ -4,7 +4,7 @@ body-carrying and wrong-Host requests, each answered with the status the rules g
 mutated requests, each answered with a status of the rules or closed, never a 500, never left hanging; slowloris
 (connections sending a byte a second), closed by the head timeout while /metrics stays prompt; pipelined requests
 whose answers are never read, closed; more connections than the bound, the extra ones closed at once. Meanwhile a board writes timed frames; afterwards the gateway still
-serves /metrics, /status.json and the page (with its hash CSP), never exited, and every frame is in Cassandra
+serves /metrics, /status.json, /healthz and the page (with its hash CSP), never exited, and every frame is in Cassandra
 exactly once. HTTP_FUZZ_SEED=n replays the random part."""
 
 from __future__ import annotations
@@ -108,8 +108,10 @@ CORPUS = [
     ("three pipelined", get(b"/metrics", H) + get(b"/status.json", H) + get(b"/nope", H, C), [200, 200, 404], True),
     ("pipelined, then a bad one", get(b"/", H) + b"BAD\r\n\r\n" + get(b"/", H), [200, 400], True),
     ("HEAD", get(b"/status.json", H, C, method=b"HEAD"), [200], True),
+    ("the health check, healthy", get(b"/healthz?probe=1", H, C), [200], True),
+    ("POST on the health check", get(b"/healthz", H, method=b"POST"), [405], False),
 ]
-ANSWERS = {200, 400, 404, 405, 408, 413, 421, 431}  # every status the rules give
+ANSWERS = {200, 400, 404, 405, 408, 413, 421, 431, 503}  # every status the rules give (503: /healthz)
 _STATUS = re.compile(rb"HTTP/1\.1 ([0-9]{3}) [^\r\n]*\r\n")
 
 
