@@ -4,12 +4,11 @@
 // of the frames fed to it and the clock readings passed in; kept in memory only (a restart starts empty).
 
 import { contractNumber } from './contract-constants.js';
-import { byCodePoint } from './status-tally.js';
 
-export const BUCKET_MS = contractNumber('status_bucket_ms');
-export const BUCKETS = contractNumber('status_buckets');
-export const PER_SOURCE_MAX = contractNumber('status_series_per_source_max');
-export const SERIES_MAX = contractNumber('status_series_max');
+const BUCKET_MS = contractNumber('status_bucket_ms');
+const BUCKETS = contractNumber('status_buckets');
+const PER_SOURCE_MAX = contractNumber('status_series_per_source_max');
+const SERIES_MAX = contractNumber('status_series_max');
 
 export class SeriesTally {
   constructor({ perSourceMax = PER_SOURCE_MAX, seriesMax = SERIES_MAX, bucketMs = BUCKET_MS,
@@ -68,7 +67,8 @@ export class SeriesTally {
     const shown = new Map();
     for (const [source, metrics] of this.sources) {
       const entries = [];
-      for (const metric of [...metrics.keys()].sort(byCodePoint)) {
+      // metric names are ASCII (PROTOCOL.md keys, CSV columns): UTF-16 order is code point order
+      for (const metric of [...metrics.keys()].sort()) {
         const points = metrics.get(metric).points.filter(([bucket]) => bucket > first)
           .map(([bucket, low, high, last]) => [bucket * this.bucketMs, low, high, last]);
         if (points.length) entries.push({ metric, points });
