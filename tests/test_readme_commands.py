@@ -110,8 +110,10 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "sudo deploy/pi/install": Manual(A_PI),
     "sudoedit /etc/telemetry-gateway/config.toml": Manual("opens an editor on the Pi"),
     "sudoedit /etc/telemetry-gateway/credentials.toml": Manual("opens an editor for a secret on the Pi"),
+    # The install's --migrate runs this command, from the temporary root, against the local node.
     "sudo TELEMETRY_CASSANDRA_CREDENTIALS_FILE=/etc/telemetry-gateway/credentials.toml telemetry-schema-migrate "
-    "--config /etc/telemetry-gateway/config.toml": Manual(A_PI),
+    "--config /etc/telemetry-gateway/config.toml": RunBy(
+        "deploy/pi/tests/test_pi_schema.py::test_install_migrate_applies_the_schema_and_check_passes"),
     "sudo TELEMETRY_CASSANDRA_CREDENTIALS_FILE=/etc/telemetry-gateway/credentials.toml "
     "/opt/telemetry-gateway/venv/bin/telemetry-gateway check --config /etc/telemetry-gateway/config.toml": Manual(A_PI),
     "sudo systemctl restart telemetry-gateway && journalctl -u telemetry-gateway -f": Manual(A_PI),

@@ -42,7 +42,7 @@ def run(*command, check=True, env: dict | None = None) -> subprocess.CompletedPr
     # The system's python3 and node, as on a Pi (not a python3 of the user's own, e.g. pyenv's). The install's
     # check finds no Cassandra (port 1) unless env says otherwise.
     result = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=600,
-                            env=dict(os.environ, PATH=SYSTEMD_PATH, TELEMETRY_CASSANDRA_PORT="1", **(env or {})))
+                            env={**os.environ, "PATH": SYSTEMD_PATH, "TELEMETRY_CASSANDRA_PORT": "1", **(env or {})})
     assert not check or result.returncode == 0, f"{command}: {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
 

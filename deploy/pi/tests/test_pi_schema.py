@@ -1,6 +1,7 @@
 """The Pi install's schema runner and its closing lines, on the Node variant (the one whose install makes the Python
 venv for the schema runner alone): telemetry-schema-migrate in place, running from the installed venv only (no
-Spark there), and the fresh install's "left:" lines.
+Spark there), the fresh install's "left:" lines, and, against the local Cassandra node, `install --migrate`
+applying the schema from the installed config into a fresh keyspace so that the Node gateway's check passes.
 
 One temporary root for the module; each install copies this checkout's node_modules and pip-installs the driver
 from pip's cache (about 20 s)."""
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from telemetry_conformance import Board
 from pi_units import ROOT
 from test_pi_install import INSTALL, NODE_MODULES, run, seeded_root
 
@@ -70,3 +72,22 @@ def test_a_fresh_install_says_what_is_left(node_install):
         "--config /etc/telemetry-gateway/config.toml")
     assert lines[5].startswith("status page: http://127.0.0.1:9108/ answers on this Pi only: to open it to the farm's "
                                'network set [metrics] listen = "0.0.0.0:9108"')
+
+
+@pytest.mark.cassandra
+def test_install_migrate_applies_the_schema_and_check_passes(node_install, work, cassandra_node, cql, fresh_keyspace):
+    root, _ = node_install
+    board = Board(work / "ttyUSB-board")  # a port that exists, so that check has nothing to report
+    try:
+        result = run(INSTALL, "--node", "--migrate", "--root", root, "--node-modules-from", NODE_MODULES, env={
+            "TELEMETRY_CASSANDRA_HOSTS": cassandra_node, "TELEMETRY_CASSANDRA_PORT": "9042",
+            "TELEMETRY_CASSANDRA_KEYSPACE": fresh_keyspace, "TELEMETRY_SERIAL_PORTS": str(board.link)})
+    finally:
+        board.unplug()
+    output = result.stdout
+    assert "  applied 001_core_tables.cql" in output and "  check: OK" in output, output
+    assert f"cassandra {cassandra_node}:9042" in output and f"keyspace {fresh_keyspace}, schema version" in output
+    tables = {row.table_name for row in cql.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [fresh_keyspace])}
+    assert {"readings", "source_days", "latest", "day_changes", "schema_migrations"} <= tables
+    assert not [line for line in left_lines(output) if line.startswith(("cassandra", "schema"))], output
