@@ -28,6 +28,7 @@ from telemetry_cassandra import connect_cluster, login_refused, settings_from_en
 from telemetry_schema.gateway_config import settings_env
 from telemetry_schema.migration_plan import Applied, Migration, MigrationError, load_migrations, pending
 from telemetry_schema.role_passwords import declared_roles, read_role_passwords
+from telemetry_schema.role_statements import execute_role_statement, set_password
 
 # The CQL files are read from the checkout beside the package (schema/NNN_*.cql): install it editable.
 SCHEMA_DIR = Path(__file__).resolve().parents[1]
@@ -184,23 +185,10 @@ def apply_roles(session: Session, keyspace: str, owner: str, passwords: dict[str
               "`schema/migrate --role-passwords FILE` sets one")
 
 
-def set_password(session: Session, role: str, password: str) -> None:
-    # Cassandra refuses a second password change of a role within 5 s (a role just created counts).
-    deadline = time.monotonic() + 15
-    while True:
-        try:
-            session.execute(f"ALTER ROLE {role} WITH PASSWORD = %s", [password])
-            return
-        except Exception as error:
-            if "can only be changed every" not in str(error) or time.monotonic() >= deadline:
-                raise MigrationError(f"cannot set the password of role {role}: {type(error).__name__}") from None
-            time.sleep(1)
-
-
 def apply(session: Session, keyspace: str, migration: Migration, owner: str) -> None:
     for number, statement in enumerate(migration.statements, start=1):
         try:
-            session.execute(statement, timeout=120)
+            execute_role_statement(session, statement)
         except Exception as error:
             raise MigrationError(f"{migration.file_name}, statement {number} failed: {error}\n  {statement[:200]}"
                                  "\nNothing of this file is recorded as applied; fix the cause and run again "
