@@ -9,16 +9,14 @@ from pip's cache (about 20 s)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from telemetry_conformance import Board
 from pi_units import ROOT
-from test_pi_install import INSTALL, NODE_MODULES, run, seeded_root
+from test_pi_install import INSTALL, NODE_MODULES, run, seeded_root, work  # noqa: F401 (work: a fixture)
 
 VENV = "opt/telemetry-gateway/venv"
 MIGRATE = "usr/local/bin/telemetry-schema-migrate"
@@ -26,15 +24,6 @@ MIGRATE = "usr/local/bin/telemetry-schema-migrate"
 
 def left_lines(output: str) -> list[str]:
     return [line.removeprefix("install: left: ") for line in output.splitlines() if line.startswith("install: left: ")]
-
-
-@pytest.fixture(scope="module")
-def work() -> Path:
-    (ROOT / ".state").mkdir(exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix="pi-schema-", dir=ROOT / ".state"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path)
 
 
 @pytest.fixture(scope="module")
