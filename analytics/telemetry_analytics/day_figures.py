@@ -1,5 +1,5 @@
-"""Per source and local day (pure): completeness, the longest gap, hours of inside frost, heat stress and humidity
-risk (from the 5-minute bucket means), and the battery's lowest value."""
+"""Per source and local day (pure): the sample period and completeness (sample_period.py), the longest gap, hours
+of inside frost, heat stress and humidity risk (from the 5-minute bucket means), and the battery's lowest value."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from datetime import date
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
-from .intraday import completeness, cover_ms, expected_frames, hours_where, max_step_ms
+from .intraday import cover_ms, hours_where, max_step_ms
 from .local_days import hours_in_local_day
+from .sample_period import completeness, day_periods, expected_frames, source_period_s
 
 Series = dict[str, list]  # {"t": [epoch ms], "min": [...], "mean": [...], "max": [...], "count": [...]}
 
@@ -25,21 +26,28 @@ def bucket_series(buckets: Iterable[dict]) -> dict[tuple[str, str], Series]:
     return dict(out)
 
 
-def _hours(series: Series | None, predicate, config, tz: ZoneInfo) -> dict[date, float]:
+def _hours(series: Series | None, predicate, period_s: float, tz: ZoneInfo) -> dict[date, float]:
     if not series:
         return {}
-    return hours_where(series["t"], series["mean"], predicate, max_step_ms(config.sample_period_s),
-                       cover_ms(config.sample_period_s), tz)
+    return hours_where(series["t"], series["mean"], predicate, max_step_ms(period_s), cover_ms(period_s), tz)
+
+
+def observed_of(source: str, day_periods_ms: dict[tuple[str, date], float | None]) -> dict[date, float | None]:
+    return {d: v for (s, d), v in day_periods_ms.items() if s == source}
 
 
 def day_rows(source: str, days: list[date], tz: ZoneInfo, config, series: dict[tuple[str, str], Series],
-             day_frames: dict[tuple[str, date], int], daily: list[dict], now_ms: int | None = None
-             ) -> list[dict[str, Any]]:
+             day_frames: dict[tuple[str, date], int], daily: list[dict], now_ms: int | None = None,
+             day_periods_ms: dict[tuple[str, date], float | None] | None = None) -> list[dict[str, Any]]:
     """One row per requested day, days without data included (0 frames): an outage shows in the table. A day
-    still running at now_ms expects the frames until then."""
-    frost = _hours(series.get((source, config.inside)), lambda v: v < config.frost_below, config, tz)
-    heat = _hours(series.get((source, config.inside)), lambda v: v > config.heat_above, config, tz)
-    humid = _hours(series.get((source, config.humidity)), lambda v: v > config.humidity_above, config, tz)
+    still running at now_ms expects the frames until then. day_periods_ms: the median interval between
+    consecutive frames per (source, local day)."""
+    observed = observed_of(source, day_periods_ms or {})
+    period = source_period_s(source, config, observed)
+    frost = _hours(series.get((source, config.inside)), lambda v: v < config.frost_below, period, tz)
+    heat = _hours(series.get((source, config.inside)), lambda v: v > config.heat_above, period, tz)
+    humid = _hours(series.get((source, config.humidity)), lambda v: v > config.humidity_above, period, tz)
+    periods = day_periods(source, days, config, observed)
     gaps: dict[date, int] = {}
     battery: dict[date, float] = {}
     for r in daily:
@@ -52,10 +60,12 @@ def day_rows(source: str, days: list[date], tz: ZoneInfo, config, series: dict[t
     rows = []
     for day in days:
         frames = day_frames.get((source, day), 0)
+        period_s, origin = periods[day]
         rows.append({
             "day": day.isoformat(), "hours": hours_in_local_day(day, tz), "frames": frames,
-            "expected_frames": round(expected_frames(day, tz, config.sample_period_s, now_ms), 1),
-            "completeness": completeness(frames, day, tz, config.sample_period_s, now_ms),
+            "period_s": period_s, "period": origin,
+            "expected_frames": None if period_s is None else round(expected_frames(day, tz, period_s, now_ms), 1),
+            "completeness": completeness(frames, day, tz, period_s, now_ms),
             "longest_gap_s": gaps[day] / 1000 if day in gaps else None,
             "frost_h": round(frost.get(day, 0.0), 3), "heat_h": round(heat.get(day, 0.0), 3),
             "humid_h": round(humid.get(day, 0.0), 3), "battery_min": battery.get(day),

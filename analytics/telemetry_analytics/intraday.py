@@ -1,5 +1,5 @@
 """Intraday series (pure): 5-minute buckets of one source and metric, split into segments at gaps, time above or
-below a threshold per local day, and a day's completeness.
+below a threshold per local day (a day's completeness: sample_period.py).
 
 A bucket is [b, b + 5 min) of UTC instants (epoch ms a multiple of BUCKET_MS), so a DST change neither merges nor
 drops buckets; only labels are local. Consecutive buckets more than `max_step_ms` apart have a gap between them: the
@@ -13,7 +13,7 @@ from datetime import date
 from typing import Callable, Sequence
 from zoneinfo import ZoneInfo
 
-from .local_days import local_day_of, local_day_window
+from .local_days import local_day_of
 
 BUCKET_MS = 300_000
 
@@ -53,19 +53,3 @@ def hours_where(ts: Sequence[int], values: Sequence[float], predicate: Callable[
         if predicate(value):
             out[local_day_of(t, tz)] += span / 3_600_000
     return dict(out)
-
-
-def expected_frames(day: date, tz: ZoneInfo, sample_period_s: float, now_ms: int | None = None) -> float:
-    """Frames a board sending every sample_period_s sends in a local day of 23, 24 or 25 hours; of a day still
-    running at now_ms, those sent until then."""
-    start, end = local_day_window(day, tz)
-    end_ms = int(end.timestamp() * 1000) if now_ms is None else min(int(end.timestamp() * 1000), now_ms)
-    return max(0, end_ms - int(start.timestamp() * 1000)) / 1000 / sample_period_s
-
-
-def completeness(frames: int, day: date, tz: ZoneInfo, sample_period_s: float, now_ms: int | None = None
-                 ) -> float | None:
-    """Frames received against those expected, as a fraction (above 1 when a board sends more often); None for a
-    day that has not started."""
-    expected = expected_frames(day, tz, sample_period_s, now_ms)
-    return frames / expected if expected else None

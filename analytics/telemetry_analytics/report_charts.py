@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from .intraday import max_step_ms
+from .sample_period import FALLBACK_PERIOD_S
 from .svg_charts import PALETTE, Line, Series, day_bars, time_chart
 from .time_axis import local_midnight_ms
 
@@ -53,7 +54,7 @@ def source_charts(s: dict, report: dict) -> list[str]:
         ser = s["intraday"].get(metric, {"t": [], "mean": [], "min": [], "max": []})
         out.append(time_chart("intraday", f"{s['source']} · {metric}: 5-minute min–max and mean", start, end, tz,
                               [Series(metric, ser["t"], ser["mean"], ser["min"], ser["max"])],
-                              max_step_ms(c["sample_period_s"]), c["units"].get(metric, ""), thresholds(metric, c),
+                              max_step_ms(s["sample_period_s"]), c["units"].get(metric, ""), thresholds(metric, c),
                               {"source": s["source"], "metric": metric}))
         d = v["daily"]
         out.append(time_chart("daily", f"{s['source']} · {metric}: daily min–max and mean", start, end, tz,
@@ -69,9 +70,10 @@ def compare_chart(report: dict) -> str:
     c = report["config"]
     metric = c["compare_metric"]
     tz, start, end = period(report)
+    shown = [s for s in report["sources"] if metric in s["intraday"]]
     series = [Series(s["source"], s["intraday"][metric]["t"], s["intraday"][metric]["mean"],
-                     colour=PALETTE[i % len(PALETTE)])
-              for i, s in enumerate(s for s in report["sources"] if metric in s["intraday"])]
-    return time_chart("compare", f"sources compared · {metric}: 5-minute means", start, end, tz, series,
-                      max_step_ms(c["sample_period_s"]), c["units"].get(metric, ""), thresholds(metric, c),
+                     colour=PALETTE[i % len(PALETTE)]) for i, s in enumerate(shown)]
+    # one gap rule for all lines: the slowest source's, so that no source's line breaks between its own frames
+    step = max_step_ms(max((s["sample_period_s"] for s in shown), default=FALLBACK_PERIOD_S))
+    return time_chart("compare", f"sources compared · {metric}: 5-minute means", start, end, tz, series, step, c["units"].get(metric, ""), thresholds(metric, c),
                       {"metric": metric})

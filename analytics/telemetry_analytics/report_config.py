@@ -1,4 +1,4 @@
-"""The report's configuration file (TOML): roles of metrics, thresholds, night hours, the sample period, units."""
+"""The report's configuration file (TOML): roles of metrics, thresholds, night hours, sample periods, units."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ DEFAULT_UNITS = MappingProxyType({"temp_in": "°C", "temp_out": "°C", "temp_che
                                   "humidity": "%RH", "light": "0–100", "vbat": "V"})
 
 ROLES = ("inside", "outside", "humidity", "battery", "compare_metric")
-NUMBERS = ("cold_threshold", "frost_below", "heat_above", "humidity_above", "low_battery_v", "sample_period_s")
+NUMBERS = ("cold_threshold", "frost_below", "heat_above", "humidity_above", "low_battery_v")
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,12 @@ class ReportConfig:
     heat_above: float = 35.0        # inside heat stress
     humidity_above: float = 90.0    # humidity risk
     low_battery_v: float = 3.0
-    sample_period_s: float = 60.0   # a frame every this many seconds is 100 % complete
+    sample_period_s: float | None = None  # every source's period; None: each source's observed one
     night_start: time = time(18, 0)
     night_end: time = time(8, 0)
     sources: tuple[str, ...] = field(default_factory=tuple)
     units: Mapping[str, str] = field(default_factory=lambda: DEFAULT_UNITS)
+    sample_periods: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))  # per source
 
     def unit(self, metric: str) -> str:
         return self.units.get(metric, "")
@@ -55,12 +56,18 @@ def _number(origin: str, name: str, value: object) -> float:
     return float(value)
 
 
+def _period(origin: str, name: str, value: object) -> float:
+    if _number(origin, name, value) <= 0:
+        raise BadInput(f"{origin}: {name} must be > 0")
+    return float(value)
+
+
 def parse_config(text: str, origin: str = "report config") -> ReportConfig:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise BadInput(f"{origin}: {error}") from None
-    known = {*ROLES, *NUMBERS, "night_start", "night_end", "sources", "units"}
+    known = {*ROLES, *NUMBERS, "sample_period_s", "sample_periods", "night_start", "night_end", "sources", "units"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise BadInput(f"{origin}: unknown setting(s) {', '.join(unknown)}")
@@ -73,8 +80,12 @@ def parse_config(text: str, origin: str = "report config") -> ReportConfig:
     for name in NUMBERS:
         if name in raw:
             values[name] = _number(origin, name, raw[name])
-    if values.get("sample_period_s", 1.0) <= 0:
-        raise BadInput(f"{origin}: sample_period_s must be > 0")
+    if "sample_period_s" in raw:
+        values["sample_period_s"] = _period(origin, "sample_period_s", raw["sample_period_s"])
+    periods = raw.get("sample_periods", {})
+    if not isinstance(periods, dict):
+        raise BadInput(f"{origin}: sample_periods must be a table of source = seconds")
+    periods = {source: _period(origin, f"sample_periods.{source}", v) for source, v in periods.items()}
     sources = raw.get("sources", [])
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise BadInput(f"{origin}: sources must be a list of names")
@@ -86,7 +97,7 @@ def parse_config(text: str, origin: str = "report config") -> ReportConfig:
     if end > start:
         raise BadInput(f"{origin}: a night must cross midnight (night_end before night_start)")
     return ReportConfig(**values, night_start=start, night_end=end, sources=tuple(sources),
-                        units=MappingProxyType({**DEFAULT_UNITS, **units}))
+                        units=MappingProxyType({**DEFAULT_UNITS, **units}), sample_periods=MappingProxyType(periods))
 
 
 def load_config(path: Path) -> ReportConfig:

@@ -12,8 +12,9 @@ from dataclasses import fields
 from datetime import date, datetime, timezone
 from typing import Any, Iterable
 
-from .day_figures import bucket_series, day_rows
+from .day_figures import bucket_series, day_rows, observed_of
 from .local_days import zone
+from .sample_period import source_period_s
 
 UTC = timezone.utc
 
@@ -78,9 +79,11 @@ def _role(source: str, metric: str, rows: list[dict], records: dict) -> dict[str
 def build_report(config, title: str, tz: str, days: list[date], daily: list[dict], frames: dict[str, int],
                  diffs: dict[str, dict], cold: list[dict], records: dict, buckets: Iterable[dict] = (),
                  day_frames: dict[tuple[str, date], int] | None = None,
-                 now_ms: int | None = None) -> dict[str, Any]:
+                 now_ms: int | None = None, day_periods_ms: dict[tuple[str, date], float | None] | None = None
+                 ) -> dict[str, Any]:
     """buckets: 5-minute rows (source, metric, bucket epoch ms, min, mean, max, count); day_frames: frames per
-    (source, local day); now_ms: when the report runs (today's completeness counts the frames expected so far)."""
+    (source, local day); day_periods_ms: the median interval between consecutive frames per (source, local day);
+    now_ms: when the report runs (today's completeness counts the frames expected so far)."""
     series = bucket_series(buckets)
     sources = []
     for source, rows in sorted(_by_source(daily).items()):
@@ -116,7 +119,9 @@ def build_report(config, title: str, tz: str, days: list[date], daily: list[dict
             "difference": difference,
             "cold_nights": nights,
             "readings_per_day": [{"day": d.isoformat(), "readings": n} for d, n in sorted(per_day.items())],
-            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows, now_ms),
+            "sample_period_s": source_period_s(source, config, observed_of(source, day_periods_ms or {})),
+            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows, now_ms,
+                             day_periods_ms),
             "metrics": metrics,
             "intraday": {m: {k: v for k, v in s.items() if k != "count"}
                          for (src, m), s in sorted(series.items()) if src == source},
@@ -124,6 +129,7 @@ def build_report(config, title: str, tz: str, days: list[date], daily: list[dict
     return {
         "title": title, "time_zone": tz, "from": days[0].isoformat(), "to": days[-1].isoformat(),
         "config": {**{f.name: getattr(config, f.name) for f in fields(config)}, "units": dict(config.units),
+                   "sample_periods": dict(config.sample_periods),
                    "sources": list(config.sources), "night_start": config.night_start.strftime("%H:%M"),
                    "night_end": config.night_end.strftime("%H:%M")},
         "sources": sources,

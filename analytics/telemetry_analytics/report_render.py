@@ -8,6 +8,13 @@ from html import escape
 from zoneinfo import ZoneInfo
 
 from .report_charts import compare_chart, source_charts
+from .sample_period import overall
+
+COMPLETENESS = ("complete: frames received ÷ frames expected in the whole local day (today: until the report ran), "
+                "at most 100 %. Expected frames: the day's hours ÷ the source's sample period, which is the median "
+                "interval between its consecutive frames that day (observed), the median of its other days' when "
+                "it sent fewer than two frames that day (observed on other days), or the one set in the report "
+                "config (configured). A board that stops or starts at noon shows 50 %.")
 
 
 def local_time(iso_ts: str, tz: str) -> str:
@@ -60,16 +67,21 @@ def _gap(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 
+def _period_text(d: dict) -> str:
+    return "–" if d["period_s"] is None else f"{d['period_s']:.4g} s {d['period']}"
+
+
 def day_table(s: dict, report: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-day table shared by the Markdown and HTML pages."""
     c = report["config"]
     unit = c["units"].get(c["inside"], "")
-    head = ["day", "hours", "frames / expected", "complete", "longest gap",
+    head = ["day", "hours", "frames / expected", "sample period", "complete", "longest gap",
             f"frost < {c['frost_below']:g} {unit}", f"heat > {c['heat_above']:g} {unit}",
             f"{c['humidity']} > {c['humidity_above']:g} {c['units'].get(c['humidity'], '')}",
             f"{c['battery']} lowest ({c['units'].get(c['battery'], '')}, low < {c['low_battery_v']:g})"]
-    rows = [[d["day"], f"{d['hours']:g}", f"{d['frames']} / {d['expected_frames']:g}",
-             "–" if d["completeness"] is None else f"{d['completeness']:.0%}",
+    rows = [[d["day"], f"{d['hours']:g}",
+             f"{d['frames']} / {'–' if d['expected_frames'] is None else format(d['expected_frames'], 'g')}",
+             _period_text(d), "–" if d["completeness"] is None else f"{d['completeness']:.0%}",
              _gap(d["longest_gap_s"]), f"{d['frost_h']:.1f} h", f"{d['heat_h']:.1f} h", f"{d['humid_h']:.1f} h",
              "–" if d["battery_min"] is None else
              f"{d['battery_min']:g}{' LOW' if d['battery_min'] < c['low_battery_v'] else ''}"]
@@ -97,6 +109,7 @@ def markdown(report: dict) -> str:
         head, rows = day_table(s, report)
         out += ["", "### Per day", "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
         out += ["| " + " | ".join(r) + " |" for r in rows]
+        out += ["", COMPLETENESS]
         out += ["", "### Metrics", "", "| metric | unit | readings | min | max | mean |",
                 "| --- | --- | --- | --- | --- | --- |"]
         out += [f"| {m} | {c['units'].get(m, '')} | {v['count']} | {v['min']:g} | {v['max']:g} | {num(v['mean'], 3)} |"
@@ -113,6 +126,7 @@ table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;pad
 font-size:14px}th{background:#f3f3f3}td:first-child{white-space:nowrap}.charts{display:flex;flex-wrap:wrap;gap:8px}
 svg.chart{background:#fff;border:1px solid #ddd}svg text{font-size:11px;fill:#444}
 svg text.title{font-size:13px;font-weight:600;fill:#222}svg line.grid{stroke:#e5e5e5}
+p.note{font-size:13px;color:#555;max-width:900px}
 """
 
 
@@ -132,7 +146,8 @@ def html(report: dict) -> str:
         parts.append("<h3>Per day</h3><table class=days>"
                      + "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
                      + "".join(f"<tr data-day={r[0]}>" + "".join(f"<td>{escape(v)}</td>" for v in r) + "</tr>"
-                               for r in rows) + "</table>")
+                               for r in rows) + "</table>"
+                     + f"<p class=note>{escape(COMPLETENESS)}</p>")
         unit = c["units"].get(c["outside"], "")
         if s["cold_nights"]:
             parts.append(f"<h3>Cold nights</h3><table><tr><th>night of</th><th>readings below "
@@ -160,8 +175,8 @@ def summary(report: dict) -> str:
         if s["difference"]:
             parts.append(f"diff avg {num(s['difference']['mean'])} max {s['difference']['biggest']['value']:g}")
         parts.append(f"{len(s['cold_nights'])} cold night(s) below {c['cold_threshold']:g}")
-        expected = sum(d["expected_frames"] for d in s["days"])
-        if expected:
-            parts.append(f"{sum(d['frames'] for d in s['days']) / expected:.0%} of the expected frames")
+        share = overall(s["days"])
+        if share is not None:
+            parts.append(f"{share:.0%} of the expected frames")
         lines.append(f"  {s['source']}: " + ", ".join(parts))
     return "\n".join(lines)

@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from telemetry_analytics.day_figures import bucket_series, day_rows
-from telemetry_analytics.intraday import (BUCKET_MS, completeness, cover_ms, covered, expected_frames, hours_where,
-                                          max_step_ms, segments)
+from telemetry_analytics.intraday import BUCKET_MS, cover_ms, covered, hours_where, max_step_ms, segments
 from telemetry_analytics.local_days import BadInput
 from telemetry_analytics.report_config import ReportConfig, parse_config
+from telemetry_analytics.sample_period import completeness, expected_frames
 from telemetry_analytics.svg_charts import Line, Series, day_bars, time_chart
 from telemetry_analytics.time_axis import local_midnight_ms, ticks
 
@@ -63,7 +63,8 @@ def test_day_rows_include_days_without_data_and_take_the_longest_gap_of_any_metr
     rows = day_rows("a", [date(2026, 10, 25), date(2026, 10, 26)], ZAG, config, bucket_series(buckets),
                     {("a", date(2026, 10, 25)): 3}, daily)
     assert rows[0] | {"completeness": None} == {
-        "day": "2026-10-25", "hours": 25, "frames": 3, "expected_frames": 150, "completeness": None,
+        "day": "2026-10-25", "hours": 25, "frames": 3, "period_s": 600, "period": "configured",
+        "expected_frames": 150, "completeness": None,
         "longest_gap_s": 1800, "frost_h": pytest.approx(20 / 60, abs=1e-3), "heat_h": 0, "humid_h": 0,
         "battery_min": 2.9}
     assert rows[1]["frames"] == 0 and rows[1]["completeness"] == 0 and rows[1]["longest_gap_s"] is None
@@ -89,11 +90,15 @@ def test_time_axis_across_dst_has_25_or_23_hourly_ticks():
 
 def test_config_thresholds_units_and_clear_errors():
     config = parse_config('frost_below = -1\nsample_period_s = 300\n[units]\nlight = "lx"\n')
-    assert (config.frost_below, config.sample_period_s) == (-1.0, 300.0)
+    assert (config.frost_below, config.sample_period_s, dict(config.sample_periods)) == (-1.0, 300.0, {})
+    assert parse_config("").sample_period_s is None  # unset: each source's observed period
+    assert dict(parse_config("[sample_periods]\nnode3 = 61.44\n").sample_periods) == {"node3": 61.44}
     assert (config.unit("light"), config.unit("humidity"), config.unit("vbat"), config.unit("co2")) == (
         "lx", "%RH", "V", "")
     for bad, message in (('heat_above = "hot"', "heat_above must be a number"),
                          ("sample_period_s = 0", "sample_period_s must be > 0"), ('units = "C"', "units must be"),
+                         ("[sample_periods]\na = -1", "sample_periods.a must be > 0"),
+                         ('sample_periods = 5', "sample_periods must be a table"),
                          ('compare_metric = ""', "compare_metric must be a metric name"),
                          ("low_battery_v = true", "low_battery_v must be a number"), ("frost = 1", "unknown")):
         with pytest.raises(BadInput, match=message):
