@@ -42,3 +42,16 @@ def test_rows_per_day_add_up_the_sources():
                                                 {"day": "2026-11-26", "readings": 5}]},
                           {"readings_per_day": [{"day": "2026-11-26", "readings": 1000}]}]}
     assert rows_per_day(report) == ["  2026-11-25         10 readings", "  2026-11-26      1,005 readings"]
+
+
+def test_the_demo_loads_a_frost_night_a_hot_afternoon_and_a_low_battery():
+    from telemetry_analytics_kit.demo_data import demo_readings
+
+    now = 1_780_000_000_000
+    today = now // 86_400_000 * 86_400_000
+    readings = demo_readings("greenhouse-1", today - 2 * 86_400_000, now, 300_000, seed=0)
+    by_metric = {m: [r.value for r in readings if r.metric == m] for m in {r.metric for r in readings}}
+    assert sorted(by_metric) == ["humidity", "light", "temp_in", "temp_out", "vbat"]
+    assert min(by_metric["temp_in"]) < 0 < 35 < max(by_metric["temp_in"])  # the report's frost and heat hours
+    assert max(by_metric["humidity"]) > 90 and min(by_metric["vbat"]) < 3.0  # humid hours, a LOW battery day
+    assert min(by_metric["temp_out"]) < 2  # a cold night

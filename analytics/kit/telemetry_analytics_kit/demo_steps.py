@@ -106,14 +106,12 @@ def main() -> int:
     log.write_text("")
     today = datetime.now(timezone.utc).date()
     first = today - timedelta(days=2)
-    config = ROOT / "analytics" / "demo-report.toml"
     print(f"analytics demo: Spark's and Ivy's output goes to {log}")
     steps = [("simulated readings, if none were written today",
               [sys.executable, "-m", "telemetry_analytics_kit.demo_data"]),
              ("daily aggregates of the changed days (Spark)", [str(SUBMIT), "daily"]),
              (f"report of {first} … {today} (Spark)",
-              [str(SUBMIT), "report", "--from", first.isoformat(), "--to", today.isoformat(), "--config", str(config),
-               "--out", str(out)])]
+              [str(SUBMIT), "report", "--from", first.isoformat(), "--to", today.isoformat(), "--out", str(out)])]
     progress = Progress(len(steps))
     for name, argv in steps:
         run_step(progress, name, argv, log)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .board_output import run_simulation
-from .simulation import FORMATS, SimulationSpec
+from .simulation import FORMATS, WEATHERS, SimulationSpec
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,6 +24,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=60.0)
     p.add_argument("--corrupt-every", type=int, default=0, metavar="N", help="damage every Nth line")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--weather", choices=WEATHERS, default="mild", help="mild: the same day every day (default); "
+                   "demo: the last three UTC days hold a frost night, a hot afternoon and a mild day, and frames "
+                   "carry the battery's voltage (vbat)")
     return p
 
 
@@ -33,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec = SimulationSpec(sources=args.sources, rate=args.rate, count=args.count, backfill_days=args.days,
                               interval_s=args.interval, corrupt_every=args.corrupt_every, seed=args.seed,
-                              format=args.format)
+                              format=args.format, weather=args.weather)
     except ValueError as error:
         p.error(str(error))
     return run_simulation(spec, args.output, args.pty)

@@ -8,11 +8,15 @@ import random
 from dataclasses import dataclass
 from typing import Iterator
 
+from .demo_weather import demo_reading
 from .frame_encoder import SEQ_MODULUS, encode_frame
 from .greenhouse_model import greenhouse_reading
 from .room_board import room_csv_line, room_reading
 
 FORMATS = ("v1", "csv")
+# "mild": the same diurnal cycle every day (greenhouse_model.py); "demo": the demo's last three days, a frost night,
+# a hot afternoon and a mild day, with the battery's voltage (demo_weather.py)
+WEATHERS = ("mild", "demo")
 # A damaged byte: one flipped bit in a frame (its CRC catches it). CSV has no checksum, so there the byte turns
 # into a letter (a digit, `,`, `.` or `-` XOR 0x40), which makes the line a counted reject, never another reading.
 _DAMAGE_BITS = {"v1": 0x01, "csv": 0x40}
@@ -28,10 +32,15 @@ class SimulationSpec:
     corrupt_every: int = 0  # every Nth line gets one byte changed, like a noisy link
     seed: int = 1
     format: str = "v1"  # "v1": greenhouse frames; "csv": the room board's `light,temperature` lines
+    weather: str = "mild"
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise ValueError(f"format {self.format!r} is not one of {', '.join(FORMATS)}")
+        if self.weather not in WEATHERS:
+            raise ValueError(f"weather {self.weather!r} is not one of {', '.join(WEATHERS)}")
+        if self.format == "csv" and self.weather != "mild":
+            raise ValueError("the room board (csv) has no weather but its own: no --weather demo")
         if self.format == "csv" and self.sources != 1:
             raise ValueError("a CSV line names no source: one room board per output (--sources 1)")
         if self.format == "csv" and self.backfill_days > 0:
@@ -65,7 +74,8 @@ def _greenhouse_frames(spec: SimulationSpec, now_ms: int, rng: random.Random) ->
     else:
         times = ((names[i % len(names)], None, now_ms) for i in itertools.count())
     for name, t, model_ms in times:
-        yield encode_frame(name, seqs[name], greenhouse_reading(model_ms, rng), t=t)
+        reading = greenhouse_reading(model_ms, rng) if spec.weather == "mild" else demo_reading(model_ms, now_ms, rng)
+        yield encode_frame(name, seqs[name], reading, t=t)
         seqs[name] = (seqs[name] + 1) % SEQ_MODULUS
 
 
