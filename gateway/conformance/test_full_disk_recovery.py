@@ -172,7 +172,8 @@ def test_a_disk_the_spool_filled_itself_recovers_at_every_size(rigs_on_disks, db
         assert log.count("event=line_rejected") <= 1, f"{who}: {log[:1500]}"
         waited = resumed_at[who] - drained_at.get(who, resumed_at[who])
         assert waited < RESUME_S, f"{who}: reading resumed {waited:.1f} s after the spool drained"
-        assert smallest[who] < file_sizes[who] / 2, f"{who}: the file kept {smallest[who]} of {file_sizes[who]} B"
+        assert smallest[who] < file_sizes[who] / 2, \
+            f"{who}: the file kept {smallest[who]} of {file_sizes[who]} B; {log[:3000]}"
     time.sleep(1.1)
     for who, writer in writers.items():
         board, gateway, start = rigs[who]

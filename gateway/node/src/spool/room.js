@@ -59,12 +59,12 @@ export class Reserve {
     this.path = path;
   }
 
-  /** The reserve file holds size bytes, or is made so now if the disk has room for what it lacks and margin bytes
-   * more. */
+  /** The reserve file holds size bytes, or is made so now, and the disk has room for margin bytes more. */
   keep(margin, size = RESERVE_BYTES) {
     const kept = this.size(); // what a full disk left of it
-    if (kept >= size) return true;
-    if (diskFree(this.path) < size - kept + margin) return false;
+    const lacking = Math.max(0, size - kept);
+    if ((lacking || margin) && diskFree(this.path) < lacking + margin) return false;
+    if (!lacking) return true;
     try {
       writeReserve(this.path, size);
     } catch {

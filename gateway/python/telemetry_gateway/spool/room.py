@@ -61,13 +61,13 @@ class Reserve:
             return 0
 
     def keep(self, margin: int, size: int = RESERVE_BYTES) -> bool:
-        """The reserve file holds size bytes, or is made so now if the disk has room for what it lacks and margin
-        bytes more."""
+        """The reserve file holds size bytes, or is made so now, and the disk has room for margin bytes more."""
         kept = self.size()  # what is left of it after a full disk took a part
-        if kept >= size:
-            return True
-        if disk_free(self.path) < size - kept + margin:
+        lacking = max(0, size - kept)
+        if (lacking or margin) and disk_free(self.path) < lacking + margin:
             return False
+        if not lacking:
+            return True
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
             try:
