@@ -1,4 +1,4 @@
-"""Every command-line tool of the repo (issue 34): `TOOL --help` exits 0 with a usage line on stdout, `TOOL
+"""Every command-line tool of the repo: `TOOL --help` exits 0 with a usage line on stdout, `TOOL
 --bogus-flag-xyz` exits 2 with a line on stderr naming the flag and nothing on stdout, and neither writes a file in
 the repo or starts anything slow: a build, a download, a JVM, Cassandra or Spark (make, java, curl, npm ... are
 stand-ins on PATH that log their call, SPARK_HOME points nowhere, and each run must end within TIME_LIMIT_S). The

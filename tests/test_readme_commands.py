@@ -105,8 +105,7 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "deploy/tls/make-test-certs /tmp/pki": Run(expect="ca.crt", sub={"/tmp/pki": "pki"}),
     # deploy/pi/README.md
     "sudo apt-get install -y git python3-venv": Manual(A_PI),
-    "git clone https://example.org/telemetry.git telemetry && cd telemetry": Manual(
-        "the clone URL is wherever the repository is kept"),
+    "cd telemetry": Manual("the folder of a clone of this repository on a Pi"),
     "sudo deploy/pi/install": Manual(A_PI),
     "sudoedit /etc/telemetry-gateway/config.toml": Manual("opens an editor on the Pi"),
     "sudoedit /etc/telemetry-gateway/credentials.toml": Manual("opens an editor for a secret on the Pi"),

@@ -141,7 +141,7 @@ def main() -> None:
               f"{ceiling.cassandra_cpu_us:.1f} µs per row (median of {len(ceilings)})")
     print()
     print_table(gateways, figures, table_rows(paced_label, ceiling, single, latte))
-    print("\ntargets (issue #15):\n" + "\n".join(target_lines(gateways, figures)))
+    print("\ntargets:\n" + "\n".join(target_lines(gateways, figures)))
     print(f"machine state at the end: {machine_state()}")
 
 

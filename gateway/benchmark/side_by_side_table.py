@@ -1,5 +1,5 @@
 """The gateways' figures side by side (medians of their runs), the ratio of each to the first gateway's (python's
-when it ran), and the targets of issue #15 met or not by each."""
+when it ran), and the throughput, latency and memory targets met or not by each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Differential fuzzing of the two gateways' line decoders (issue #15): over 100,000 random and mutated lines
+"""Differential fuzzing of the two gateways' line decoders: over 100,000 random and mutated lines
 through the Python gateway's `decode` and the Node gateway's `decode`, which must give the same result for every
 line: kind, format, source, seq, t, metric names, values bit for bit (-0.0 is not 0.0) and reject reason; then a
 room board's CSV stream through `decode --csv`. Both commands promise the same text too, so that is compared last.

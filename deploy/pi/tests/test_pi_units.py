@@ -1,5 +1,5 @@
 """The Pi units: each scores at most 2.0 on the real `systemd-analyze security --offline=yes`, verifies cleanly, and
-has the settings issue #17 asks for (the Node unit with its two documented exceptions)."""
+has the hardening settings deploy/pi/README.md lists (the Node unit with its two documented exceptions)."""
 
 from __future__ import annotations
 
