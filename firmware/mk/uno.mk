@@ -44,6 +44,10 @@ CPPFLAGS += $(SETTING_FLAGS)
 SETTINGS_SUFFIX := $(subst $(eval) ,,$(foreach s,$(SKETCH_SETTINGS) $(SKETCH_STRING_SETTINGS),$(if $($(s)),-$(s)$(subst /,_,$(subst $(eval) ,_,$($(s)))))))
 OBJDIR = $(FIRMWARE_DIR)/build/$(SKETCH_NAME)$(SETTINGS_SUFFIX)
 
+# `make -s elf-path` prints the path alone, without Arduino.mk's configuration listing.
+ifeq ($(MAKECMDGOALS),elf-path)
+ARDUINO_QUIET = 1
+endif
 include $(ARDMK_DIR)/Arduino.mk
 
 # `make -s elf-path NODE_ID=3` prints where that variant's ELF is (scripts/radio-sim asks rather than guesses).

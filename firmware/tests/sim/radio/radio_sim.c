@@ -27,6 +27,7 @@ static const char usage[] =
     "usage: radio-sim --nodes N [--sample-s S] --seconds T [--pty-link PATH] [-r] [--seed N] [--loss P]\n"
     "                 [--ack-loss P] [--corrupt P] [--drop-data|--drop-ack NODE:PKT[:N|all]]... [--trace FILE]\n"
     "                 [--keys FILE] [--eeprom NODE:FILE]... [--attack forge|replay[,...]] [--reboot-node NODE:S]... [--reboot-base S]...\n"
+    "                 [--analog NODE:PIN=MV]...\n"
     "                 (radio_sim itself then takes BASE.elf NODE1.elf ... NODEN.elf)\n"
     "stderr ends with: simulated_ms= delivered= lost= dup_dropped= acks_lost= collisions= max_rt= forged= replayed=\n";
 
@@ -39,6 +40,27 @@ static void node_inputs(int n, uint32_t adc_mv[8]) {
   adc_mv[1] = 1700 - 40 * (uint32_t)n;
   adc_mv[2] = 600 + 300 * (uint32_t)n;
   adc_mv[3] = 1400 + 50 * (uint32_t)n;
+}
+
+// --analog NODE:PIN=MV: node NODE's analog input PIN (0-7) at MV instead (e.g. a frost night on A0, temp_in).
+typedef struct {
+  int node, pin;
+  uint32_t mv;
+} analog_t;
+#define MAX_ANALOG 48
+static analog_t analog[MAX_ANALOG];
+static int analog_count;
+
+static int add_analog(const char* spec) {
+  char* end;
+  long node = strtol(spec, &end, 10), pin = -1, mv = -1;
+  if (*end == ':') pin = strtol(end + 1, &end, 10);
+  if (*end == '=') mv = strtol(end + 1, &end, 10);
+  if (*end || node < 1 || node > 6 || pin < 0 || pin > 7 || mv < 0 || mv > NODE_VCC_MV || analog_count == MAX_ANALOG) {
+    return -1;
+  }
+  analog[analog_count++] = (analog_t){(int)node, (int)pin, (uint32_t)mv};
+  return 0;
 }
 
 static volatile int stop_requested;
@@ -156,13 +178,14 @@ static int parse_probability(const char* text, double* out) {
 
 int main(int argc, char** argv) {
   enum { O_NODES = 256, O_SAMPLE, O_SECONDS, O_PTY, O_SEED, O_LOSS, O_ACK_LOSS, O_CORRUPT, O_DROP_DATA, O_DROP_ACK,
-         O_TRACE, O_KEYS, O_ATTACK, O_REBOOT_NODE, O_REBOOT_BASE, O_EEPROM };
+         O_TRACE, O_KEYS, O_ATTACK, O_REBOOT_NODE, O_REBOOT_BASE, O_EEPROM, O_ANALOG };
   static const struct option options[] = {
       {"nodes", 1, 0, O_NODES}, {"sample-s", 1, 0, O_SAMPLE}, {"seconds", 1, 0, O_SECONDS},
       {"pty-link", 1, 0, O_PTY}, {"seed", 1, 0, O_SEED}, {"loss", 1, 0, O_LOSS}, {"ack-loss", 1, 0, O_ACK_LOSS},
       {"corrupt", 1, 0, O_CORRUPT}, {"drop-data", 1, 0, O_DROP_DATA}, {"drop-ack", 1, 0, O_DROP_ACK},
       {"trace", 1, 0, O_TRACE}, {"keys", 1, 0, O_KEYS}, {"attack", 1, 0, O_ATTACK},
-      {"reboot-node", 1, 0, O_REBOOT_NODE}, {"reboot-base", 1, 0, O_REBOOT_BASE}, {"eeprom", 1, 0, O_EEPROM}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+      {"reboot-node", 1, 0, O_REBOOT_NODE}, {"reboot-base", 1, 0, O_REBOOT_BASE}, {"eeprom", 1, 0, O_EEPROM},
+      {"analog", 1, 0, O_ANALOG}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   int nodes = 0, realtime = 0, opt, bad = 0;
   double seconds = 0, sample_s = 60;  // the sketch's default SAMPLE_SECONDS
   const char *pty_path = NULL, *trace_path = NULL, *keys_path = NULL, *eeprom_paths[KEYS_MAX_NODE + 1] = {0};
@@ -189,6 +212,7 @@ int main(int argc, char** argv) {
       case O_ATTACK: bad |= attack_parse(&attack, optarg) != 0, attacking = 1; break;
       case O_REBOOT_NODE: bad |= add_node_reboot(&schedule, optarg) != 0; break;
       case O_REBOOT_BASE: bad |= add_reboot(&schedule, 0, optarg) != 0; break;
+      case O_ANALOG: bad |= add_analog(optarg) != 0; break;
       default: return fputs(usage, stderr), opt == 'h' ? 0 : 1;
     }
   }
@@ -215,6 +239,9 @@ int main(int argc, char** argv) {
     ticks_t offset = (ticks_t)((0.1 + sample_s * rng_unit(&boot)) * 1000 * TICKS_PER_MS);
     uint32_t adc_mv[8];
     node_inputs(n, adc_mv);
+    for (int i = 0; i < analog_count; ++i) {
+      if (analog[i].node == n) adc_mv[analog[i].pin] = analog[i].mv;
+    }
     board_t* node = lockstep_add(sim, argv[optind + n], offset, 1, NODE_VCC_MV, adc_mv);
     if (!node) return 1;
     // Provisioned as `make upload KEY_FILE=` does: the key only; the counter reservation stays erased.
