@@ -1,6 +1,6 @@
 """Gateway conformance (gateway/contract/alerts.md): a simulated frost night gives exactly one raise and one clear
 per [[alerts]] rule, in the log, in alerts_firing, through each rule's command and in /status.json. The frost rule's
-command is the ready notifier, deploy/notify/telemetry-alert-webhook, posting JSON to a local HTTP server; the
+command is the ready notifier, deploy/notify/telemetry-alert-webhook, posting JSON to a local HTTP server (the kit's web_hook); the
 others run a script that appends the alert's environment to a file. The night is ten hours of readings every ten
 minutes, compressed: each frame carries its own t, and for_s is measured on reading time. A silence rule then
 raises once the board goes quiet and clears with its next frame. Every gateway under test runs side by side, each
@@ -11,17 +11,13 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import threading
 import time
 import urllib.request
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-
-import pytest
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, gateways_under_test, toml_value, wait_for
 from telemetry_conformance.scenario_fixtures import gateways  # noqa: F401 (fixture)
+from telemetry_conformance.web_hook import web_hook  # noqa: F401 (fixture)
 
 EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, side by side
 NOTIFIER = Path(__file__).resolve().parents[2] / "deploy" / "notify" / "telemetry-alert-webhook"
@@ -50,37 +46,6 @@ command = {toml_value(record)}
 """
 
 
-class Hook(ThreadingHTTPServer):
-    """A local web hook: keeps each POST's path and JSON body, answers 200."""
-
-    def __init__(self):
-        self.posts: list[tuple[str, dict]] = []
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                hook.posts.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-        threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    server = Hook()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
 def utc(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
@@ -102,7 +67,7 @@ command = {command}
 """
 
 
-def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monkeypatch, hook):  # noqa: F811
+def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monkeypatch, web_hook):  # noqa: F811
     script = tmp_path / "record.py"
     script.write_text(RECORD)
     out = tmp_path / "alerts"
@@ -115,7 +80,7 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
         board = Board(folder / "ttyUSB0")
         gateway = GatewayUnderTest.configure(folder, [board.link], "telemetry", "127.0.0.1",
                                              extra=rules([sys.executable, str(script), str(out)],
-                                                         [str(NOTIFIER), f"{hook.url}/{name}"]))
+                                                         [str(NOTIFIER), f"{web_hook.url}/{name}"]))
         gateways.append(gateway)
         monkeypatch.setenv("GATEWAY_COMMAND", shlex.join(command))
         gateway.start(TELEMETRY_CASSANDRA_PORT="1")  # nothing listens: the frames wait in the spool
@@ -136,7 +101,7 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
         by_rule = {rule: [run.split(" ")[1:] for run in runs if run.split(" ")[0] == rule]
                    for rule in ("frost", "cold", "quiet")}
         assert by_rule["frost"] == [], name
-        posted = lambda: [body for path, body in hook.posts if path == f"/{name}"]  # noqa: E731
+        posted = lambda: [request.json() for request in web_hook.posted(f"/{name}")]  # noqa: E731
         wait_for(lambda: len(posted()) == 2, 15, f"{name}: frost raised and cleared, posted")
         board_id = stream.source
         assert posted() == [
@@ -165,4 +130,5 @@ def test_a_frost_night_raises_and_clears_each_rule_once(tmp_path, gateways, monk
         assert all(item["since"] for item in source["alerts"]), name  # each left ok once and came back
         assert gateway.stop() == 0, name
     assert sorted(path.name for path in out.iterdir()) == sorted(f"{s.source}.log" for *_, s in rigs.values())
-    assert sorted(path for path, _ in hook.posts) == sorted(f"/{name}" for name in rigs for _ in range(2))
+    assert sorted(request.path for request in web_hook.requests) == sorted(f"/{name}" for name in rigs
+                                                                      for _ in range(2))
