@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import shlex
 import stat
 import sys
 import tomllib
@@ -52,8 +53,24 @@ def keys_left(signing: dict, exists) -> list[str]:
                 f"PORT NODE_ID --keys {KEYS} and add the unit's drop-in (deploy/pi/README.md, Signing keys)"]
     if not keys_file and not credential:
         return [f"keys: none, so boards that sign are refused (bad_mac): give each board its key with {PROVISION} "
-                f"PORT NODE_ID --keys {KEYS}, then name it in [signing] (deploy/pi/README.md, Signing keys)"]
+                f"PORT NODE_ID --keys {KEYS}, then hand that file to the unit with a drop-in (deploy/pi/README.md, "
+                f"Signing keys)"]
     return []
+
+
+def signing_with_drop_ins(signing: dict, drop_ins: list[str]) -> dict:
+    """[signing] as the unit sees it: a drop-in's Environment=TELEMETRY_SIGNING_KEYS_CREDENTIAL=NAME (the README's
+    way to hand the keys to the unit) names the credential when the config names no keys."""
+    if signing.get("keys_file") or signing.get("keys_credential"):
+        return signing
+    for text in drop_ins:
+        for line in text.splitlines():
+            if line.strip().startswith("Environment="):
+                for assignment in shlex.split(line.strip().removeprefix("Environment=")):
+                    key, _, value = assignment.partition("=")
+                    if key == "TELEMETRY_SIGNING_KEYS_CREDENTIAL" and value:
+                        signing = {**signing, "keys_credential": value}
+    return signing
 
 
 def ports_left(serial: dict, exists) -> list[str]:
@@ -145,6 +162,9 @@ def main(argv: list[str]) -> int:
     except FileNotFoundError:
         mode, text = None, None
     output = args.check_output.read_text() if args.check_output else ""
+    drop_ins = [path.read_text() for path in sorted(Path(f"{root}/etc/systemd/system").glob(
+        "telemetry-gateway*.service.d/*.conf"))]
+    config["signing"] = signing_with_drop_ins(config.get("signing", {}), drop_ins)
     for line in left_to_do(config, (credentials, mode, text), output, args.migrate_command,
                            lambda path: os.path.exists(root + path)):
         print(f"left: {line}")

@@ -70,3 +70,14 @@ def test_cassandra_unreachable_or_the_schema_missing_names_the_migrate_command()
     output = "problem: keyspace telemetry lacks latest, readings: run schema/migrate\n"
     assert left_to_do.cassandra_left(output, MIGRATE) == [
         f"schema: keyspace telemetry lacks latest, readings: apply it: {MIGRATE}"]
+
+
+def test_keys_handed_to_the_unit_by_a_drop_in_count_as_keys():
+    drop_in = ("[Service]\nLoadCredential=keys:/etc/telemetry-gateway/keys\n"
+               "Environment=TELEMETRY_SIGNING_KEYS_CREDENTIAL=keys\n")
+    signing = left_to_do.signing_with_drop_ins({}, ["[Service]\nRestart=always\n", drop_in])
+    assert signing == {"keys_credential": "keys"}
+    assert left_to_do.keys_left(signing, lambda path: True) == []
+    assert "does not exist" in left_to_do.keys_left(signing, lambda path: False)[0]
+    assert left_to_do.signing_with_drop_ins({}, ["[Service]\nRestart=always\n"]) == {}
+    assert left_to_do.signing_with_drop_ins({"keys_file": "/srv/keys"}, [drop_in]) == {"keys_file": "/srv/keys"}
