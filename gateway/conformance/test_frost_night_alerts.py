@@ -1,10 +1,10 @@
-"""Gateway conformance (gateway/contract/alerts.md): a simulated frost night gives exactly one raise and one clear
-per [[alerts]] rule, in the log, in alerts_firing, through each rule's command and in /status.json. The frost rule's
-command is the ready notifier, deploy/notify/telemetry-alert-webhook, posting JSON to a local HTTP server (the kit's web_hook); the
-others run a script that appends the alert's environment to a file. The night is ten hours of readings every ten
-minutes, compressed: each frame carries its own t, and for_s is measured on reading time. A silence rule then
-raises once the board goes quiet and clears with its next frame. Every gateway under test runs side by side, each
-with its board and source; Cassandra plays no part (the gateways point at a closed port)."""
+"""Gateway conformance (gateway/contract/alerts.md): a simulated frost night gives exactly one raise and one clear per
+[[alerts]] rule, in the log, in alerts_firing, through each rule's command and in /status.json. The frost rule's
+command is the ready notifier, deploy/notify/telemetry-alert-webhook, posting JSON to a local HTTP server (the kit's
+web_hook); the others run a script that appends the alert's environment to a file. The night is ten hours of
+readings every ten minutes, compressed: each frame carries its own t, and for_s is measured on reading time. A
+silence rule then raises once the board goes quiet and clears with its next frame. Every gateway under test runs
+side by side, each with its board and source; Cassandra plays no part (the gateways point at a closed port)."""
 
 from __future__ import annotations
 
