@@ -2,11 +2,14 @@
 (targets from source_days, only those days' partitions, selection.keep_plan), written as one CSV file or as a
 Parquet folder partitioned by local day.
 
-CSV: header source,metric,ts,value; ts ISO 8601 UTC with milliseconds and Z; rows sorted by source, ts, metric;
+CSV: header source,metric,ts,value; ts ISO 8601 UTC with milliseconds and Z; with a zone given (--tz or
+TELEMETRY_TZ) a local_time column after ts, the same instant as local time with its offset
+(2026-10-25T02:30:00.000+01:00); rows sorted by source, ts, metric;
 values as Spark writes doubles (Java's Double.toString: every double round-trips exactly). Spark writes a folder of
 parts: the rows go through one task into a temporary folder beside --out, and its one part is renamed onto --out, so
-a reader never sees half a file. Parquet: ts a timestamp (UTC, microseconds), value a double, day=YYYY-MM-DD folders
-of local days, one file per day; written into a temporary folder and renamed onto --out.
+a reader never sees half a file. Parquet: ts a timestamp (UTC, microseconds), value a double, local_time (when
+asked) the same text as in CSV, day=YYYY-MM-DD folders of local days, one file per day; written into a temporary
+folder and renamed onto --out.
 """
 
 from __future__ import annotations
@@ -33,25 +36,45 @@ def unknown_sources(requested, in_range, known) -> list[str]:
     return [s for s in requested if s not in set(in_range) and s not in set(known)]
 
 
+def columns(local_time: bool) -> tuple[str, ...]:
+    return ("source", "metric", "ts", "local_time", "value") if local_time else COLUMNS
+
+
+def local_time_column(tz: str):
+    """ts as local time in tz, ISO 8601 with milliseconds and the offset in force at that instant
+    (2026-10-25T02:30:00.000+02:00, then 2026-10-25T02:30:00.000+01:00 an hour later): from_utc_timestamp gives the
+    wall clock, its distance from ts the offset."""
+    from pyspark.sql import functions as F
+
+    wall = F.from_utc_timestamp("ts", tz)
+    offset_min = ((F.unix_millis(wall) - F.unix_millis("ts")) / 60_000).cast("int")
+    sign = F.when(offset_min < 0, F.lit("-")).otherwise(F.lit("+"))
+    return F.concat(F.date_format(wall, "yyyy-MM-dd'T'HH:mm:ss.SSS"),
+                    F.format_string("%s%02d:%02d", sign, (F.abs(offset_min) / 60).cast("int"),
+                                    F.abs(offset_min) % 60)
+                    ).alias("local_time")
+
+
 def _temporary_beside(out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
 
 
-def write_csv(readings, out: Path) -> int:
-    """One file at out (atomic rename); returns the number of rows."""
+def write_csv(readings, out: Path, tz: str | None = None) -> int:
+    """One file at out (atomic rename), with the local_time column when tz is given; returns the number of rows."""
     from pyspark.sql import functions as F
 
     folder = _temporary_beside(out)
     try:
         parts = folder / "parts"
+        local = [local_time_column(tz)] if tz else []
         (readings.repartition(1).sortWithinPartitions("source", "ts", "metric")
-         .select("source", "metric", F.date_format("ts", TS_FORMAT).alias("ts"), "value")
+         .select("source", "metric", F.date_format("ts", TS_FORMAT).alias("ts"), *local, "value")
          .write.option("header", True).csv(str(parts)))
         found = sorted(parts.glob("part-*.csv"))
         part = found[0] if found else folder / "header.csv"
         if not found or part.stat().st_size == 0:  # no rows: Spark may write no part, or an empty one
-            part.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+            part.write_text(",".join(columns(bool(tz))) + "\n", encoding="utf-8")
         with part.open("rb") as f:
             rows = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) - 1
         os.replace(part, out)
@@ -60,14 +83,17 @@ def write_csv(readings, out: Path) -> int:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def write_parquet(spark, readings, out: Path) -> int:
-    """A folder at out (atomic rename), day=YYYY-MM-DD partitions; returns the number of rows."""
+def write_parquet(spark, readings, out: Path, tz: str | None = None) -> int:
+    """A folder at out (atomic rename), day=YYYY-MM-DD partitions, with the local_time column when tz is given;
+    returns the number of rows."""
     folder = _temporary_beside(out)
     try:
         data = folder / "data"
         # Spark's default is INT96, a legacy encoding; TIMESTAMP_MICROS is the standard UTC instant type.
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        (readings.select(*COLUMNS, "day").repartition("day").sortWithinPartitions("source", "ts", "metric")
+        if tz:
+            readings = readings.withColumn("local_time", local_time_column(tz))
+        (readings.select(*columns(bool(tz)), "day").repartition("day").sortWithinPartitions("source", "ts", "metric")
          .write.partitionBy("day").parquet(str(data)))
         rows = spark.read.parquet(str(data)).count() if any(data.glob("day=*")) else 0  # the files' footers
         data.mkdir(exist_ok=True)
@@ -109,10 +135,11 @@ def main(argv: list[str]) -> int:
             print(readings._jdf.queryExecution().simpleString(), flush=True)
     else:  # nothing to read: the same writers, so an empty export has the same shape
         readings = spark.createDataFrame([], "source string, day date, metric string, ts timestamp, value double")
+    local = opts.tz if opts.local_time else None
     if opts.format == "csv":
-        rows = write_csv(readings, opts.out)
+        rows = write_csv(readings, opts.out, local)
     else:
-        rows = write_parquet(spark, readings, opts.out)
+        rows = write_parquet(spark, readings, opts.out, local)
     if rows == 0:
         log(JOB, f"no readings in local days {span} (zone {opts.tz})"
                  + (f" of source(s) {', '.join(opts.sources)}" if opts.sources else "")

@@ -148,12 +148,14 @@ class ExportOptions:
     format: str                # csv | parquet
     out: Path
     explain: bool
+    local_time: bool = False   # a zone was given (--tz or TELEMETRY_TZ): add the local_time column
 
 
 def parse_export(argv: list[str]) -> ExportOptions:
     p = _Parser(prog="analytics/submit export",
                 description="The raw readings of a range of local days: one CSV file (source,metric,ts,value; ts in "
-                            "UTC), or a Parquet folder partitioned by local day.")
+                            "UTC; with a zone given by --tz or TELEMETRY_TZ, also local_time after ts, ISO 8601 with "
+                            "the offset), or a Parquet folder partitioned by local day.")
     _connection(p)
     _days(p)
     p.add_argument("--source", action="append", default=[], help="only this source (repeatable; default: all)")
@@ -172,5 +174,6 @@ def parse_export(argv: list[str]) -> ExportOptions:
         raise BadInput(f"--out {out} is a folder; csv writes one file")
     if args.format == "parquet" and out.exists():
         raise BadInput(f"--out {out} exists; parquet writes a new folder")
+    given = "TELEMETRY_TZ" in os.environ or any(a == "--tz" or a.startswith("--tz=") for a in argv)
     return ExportOptions(args.hosts, args.port, args.keyspace, args.tz, days, tuple(dict.fromkeys(args.source)),
-                         tuple(dict.fromkeys(args.metric)), args.format, out, args.explain)
+                         tuple(dict.fromkeys(args.metric)), args.format, out, args.explain, given)

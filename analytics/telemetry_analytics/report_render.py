@@ -38,7 +38,7 @@ def _moment(m: dict | None, tz: str, unit: str = "") -> str:
 
 
 def _facts(s: dict, report: dict) -> list[tuple[str, str]]:
-    """(label, value) rows shared by the Markdown and HTML tables: the original job's figures."""
+    """(label, value) rows shared by the Markdown and HTML tables: each source's headline figures."""
     tz, c = report["time_zone"], report["config"]
     unit = c["units"].get(c["inside"], "")
     rows = [("data points (readings)", str(s["readings"])), ("frames (records)", str(s["frames"])),

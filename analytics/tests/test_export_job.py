@@ -1,6 +1,7 @@
 """The export job on the real node with real Spark: the raw readings of local days around the autumn DST change in
 Europe/Berlin (10-25 has 25 hours), row for row against what was loaded, as CSV and as Parquet (read back with
-pyarrow, types checked); an empty range; an unknown source. Four spark-submit runs, one per outcome."""
+pyarrow, types checked), with the local_time column that --tz asks for (exact texts on both sides of the change);
+an empty range (no zone given: no local_time); an unknown source. Four spark-submit runs, one per outcome."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from telemetry_analytics.export_job import unknown_sources
+from telemetry_analytics.job_options import parse_export
 from telemetry_analytics_kit.loader import Reading, greenhouse_readings
 
 from analytics_fixtures import keyspace, loader, ms, submit  # noqa: F401  (fixtures)
@@ -63,6 +65,23 @@ def test_unknown_sources_are_those_never_seen():
     assert unknown_sources([], [], []) == []
 
 
+def local_iso(ts_ms: int) -> str:
+    """The reference for local_time: Python's own rendering of the instant in Berlin, with its offset."""
+    return datetime.fromtimestamp(ts_ms / 1000, tz=TZ).isoformat(timespec="milliseconds")
+
+
+def test_local_time_is_asked_for_by_a_zone_given(monkeypatch, tmp_path):
+    monkeypatch.delenv("TELEMETRY_TZ", raising=False)
+    base = ["--day", "2026-10-25", "--format", "csv", "--out", str(tmp_path / "x.csv")]
+    assert not parse_export(base).local_time
+    assert parse_export(base + ["--tz", "UTC"]).local_time and parse_export(base + ["--tz=Europe/Berlin"]).local_time
+    monkeypatch.setenv("TELEMETRY_TZ", "Europe/Berlin")
+    assert parse_export(base).local_time
+    # the reference: the fall-back hour twice, an hour apart, told apart by the offset
+    assert [local_iso(ms(2026, 10, 25, h, 30)) for h in (0, 1)] == [
+        "2026-10-25T02:30:00.000+02:00", "2026-10-25T02:30:00.000+01:00"]
+
+
 def test_csv_is_every_reading_of_the_local_days_in_order_exactly(loaded, submit, keyspace, tmp_path):
     out = tmp_path / "out" / "readings.csv"
     out.parent.mkdir()
@@ -78,8 +97,14 @@ def test_csv_is_every_reading_of_the_local_days_in_order_exactly(loaded, submit,
 
     with out.open(newline="") as f:
         lines = list(csv.reader(f))
-    assert lines[0] == ["source", "metric", "ts", "value"]
-    got = [(s, m, iso_ms(ts), float(v)) for s, m, ts, v in lines[1:]]
+    assert lines[0] == ["source", "metric", "ts", "local_time", "value"]
+    assert [local for _, _, ts, local, _ in lines[1:] if local != local_iso(iso_ms(ts))] == []
+    # exact texts across the change: gh-a's frames at 00:30 and 01:30 UTC are both 02:30 local, CEST then CET
+    at = {ts: local for s, m, ts, local, _ in lines[1:] if s == "gh-a" and m == "temp_in"}
+    assert (at["2026-10-25T00:30:00.000Z"], at["2026-10-25T01:30:00.000Z"], at["2026-10-26T22:59:00.000Z"]) == (
+        "2026-10-25T02:30:00.000+02:00", "2026-10-25T02:30:00.000+01:00", "2026-10-26T23:59:00.000+01:00")
+    assert at["2026-10-24T22:00:00.000Z"] == "2026-10-25T00:00:00.000+02:00"  # the day's first frame
+    got = [(s, m, iso_ms(ts), float(v)) for s, m, ts, _, v in lines[1:]]
     want = expected()
     assert got == want  # every row, in order (source, ts, metric), each value the same double
     assert [repr(v) for *_, v in got if _[1] == "probe"] == [repr(r.value) for r in ODD]
@@ -99,11 +124,13 @@ def test_parquet_is_partitioned_by_local_day_with_typed_columns(loaded, submit, 
     table = pq.read_table(out / "day=2026-10-25")  # one day's folder: the file's own columns
     assert table.schema.field("ts").type == pa.timestamp("us", tz="UTC")
     assert table.schema.field("value").type == pa.float64()
-    assert table.schema.names == ["source", "metric", "ts", "value"]
+    assert table.schema.names == ["source", "metric", "ts", "local_time", "value"]
+    assert table.schema.field("local_time").type == pa.string()
     rows = []
     for day in DAYS:
         for r in pq.read_table(out / f"day={day}").to_pylist():
             assert local_day(round(r["ts"].timestamp() * 1000)) == day
+            assert r["local_time"] == local_iso(round(r["ts"].timestamp() * 1000))
             rows.append((r["source"], r["metric"], round(r["ts"].timestamp() * 1000), r["value"]))
     want = expected({"gh-b"}, {"temp_in", "humidity"})
     assert sorted(rows, key=lambda r: (r[0], r[2], r[1])) == want

@@ -41,7 +41,7 @@ def daily(readings, tz: str, days: set[date] | None = None) -> dict:
 
 def report(readings, tz: str, days: list[date], inside: str, outside: str, threshold: float,
            night_start: time, night_end: time) -> dict:
-    """Per source: the original job's figures."""
+    """Per source: the report's headline figures."""
     first, last = days[0], days[-1]
     sel = [r for r in readings if first <= local_dt(r.ts_ms, tz).date() <= last]
     out = {}
