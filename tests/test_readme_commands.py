@@ -62,6 +62,8 @@ RECIPE = ("spark-submit --master spark://10.0.0.20:7077 "
           "--packages com.datastax.spark:spark-cassandra-connector_2.12:3.5.1 --py-files telemetry_analytics.zip "
           "--conf spark.cassandra.connection.host=10.0.0.11,10.0.0.12,10.0.0.13")
 RADIO = "firmware/tests/test_radio_gateway.py"
+# The grower's commands in order: keys, upload, provision, radio-sim, install --migrate into a temporary root, check.
+FIRST_HOUR = "deploy/pi/tests/test_first_hour.py::test_the_first_hour_as_the_readmes_tell_it"
 BOARD_SIM = "firmware/board_sim/tests/test_board_simulation.py"
 A_BOARD = "a real board on a USB port"
 A_PI = "changes the machine it runs on (a Pi as root, systemd as PID 1); deploy/pi/tests install the same under --root"
@@ -106,7 +108,7 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     # deploy/pi/README.md
     "sudo apt-get install -y git python3-venv": Manual(A_PI),
     "cd telemetry": Manual("the folder of a clone of this repository on a Pi"),
-    "sudo deploy/pi/install": Manual(A_PI),
+    "sudo deploy/pi/install": RunBy(FIRST_HOUR),  # with --root and --migrate
     "sudoedit /etc/telemetry-gateway/config.toml": Manual("opens an editor on the Pi"),
     "sudoedit /etc/telemetry-gateway/credentials.toml": Manual("opens an editor for a secret on the Pi"),
     # The install's --migrate runs this command, from the temporary root, against the local node.
@@ -114,7 +116,8 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "--config /etc/telemetry-gateway/config.toml": RunBy(
         "deploy/pi/tests/test_pi_schema.py::test_install_migrate_applies_the_schema_and_check_passes"),
     "sudo TELEMETRY_CASSANDRA_CREDENTIALS_FILE=/etc/telemetry-gateway/credentials.toml "
-    "/opt/telemetry-gateway/venv/bin/telemetry-gateway check --config /etc/telemetry-gateway/config.toml": Manual(A_PI),
+    "/opt/telemetry-gateway/venv/bin/telemetry-gateway check --config /etc/telemetry-gateway/config.toml": RunBy(
+        FIRST_HOUR),  # from the temporary root
     "sudo systemctl restart telemetry-gateway && journalctl -u telemetry-gateway -f": Manual(A_PI),
     "deploy/pi/install --root /tmp/pi-root": RunBy(f"{PI_INSTALL}::test_the_user_config_state_and_modes"),
     "deploy/pi/uninstall --root /tmp/pi-root --purge": RunBy(f"{PI_INSTALL}::test_uninstall_keeps_the_data_unless_purge"),
@@ -190,7 +193,8 @@ COMMANDS: dict[str, Run | RunBy | Manual] = {
     "make -C firmware setup": Manual("installs Debian packages and RF24; make setup runs it"),
     "make -C firmware": Manual("builds every sketch; make test builds them (make -C firmware test)"),
     "make -C firmware test": Manual("the firmware's suite, minutes; make test runs it"),
-    "make -C firmware/sensor_node upload PORT=/dev/ttyUSB0 NODE_ID=3": Manual(A_BOARD),
+    # On a simulated board's pty, RESET_CMD and AVRDUDE stand-ins: the simulator already runs the ELF it built.
+    "make -C firmware/sensor_node upload PORT=/dev/ttyUSB0 NODE_ID=3": RunBy(FIRST_HOUR),
     "firmware/scripts/provision /dev/ttyUSB0 3 --keys keys.txt --no-flash": RunBy(
         "firmware/tests/test_provision.py::test_a_board_gets_its_key_over_the_cable_and_keeps_its_counter_rising"),
     "firmware/scripts/provision /dev/ttyUSB0 3 --keys keys.txt": Manual(A_BOARD),

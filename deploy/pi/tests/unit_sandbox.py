@@ -1,12 +1,12 @@
 """Starts an installed unit's gateway (deploy/pi/install --root R) the way systemd would, as far as this machine can
-without systemd as PID 1: ExecStart, Environment= (%d expanded), EnvironmentFile=, LoadCredential= (a private copy
-in $CREDENTIALS_DIRECTORY, 0400, owned by the service user), a clean environment with systemd's PATH,
-NOTIFY_SOCKET and WATCHDOG_USEC, the unit's User=/Group=/SupplementaryGroups= (numeric, from R's passwd and group),
-UMask=, NoNewPrivileges= and an empty capability set (setpriv), and in a mount namespace of its own: ProtectSystem=strict
-(/ read-only) with the StateDirectory= writable, and PrivateTmp= (an empty /tmp and /var/tmp, but for the one
-that holds this checkout). Not emulated here:
-the seccomp filter, DevicePolicy=, RestrictAddressFamilies=, ProtectHome= and the Protect*Kernel* settings; those
-are checked by `systemd-analyze` (test_pi_units.py)."""
+without systemd as PID 1: the unit and its drop-ins (UNIT.d/*.conf), ExecStart, Environment= (%d expanded),
+EnvironmentFile=, LoadCredential= (a private copy in $CREDENTIALS_DIRECTORY, 0400, owned by the service user), a
+clean environment with systemd's PATH, NOTIFY_SOCKET and WATCHDOG_USEC, the unit's User=/Group=/SupplementaryGroups=
+(numeric, from R's passwd and group), UMask=, NoNewPrivileges= and an empty capability set (setpriv), and in a mount
+namespace of its own: ProtectSystem=strict (/ read-only) with the StateDirectory= writable, and PrivateTmp= (an
+empty /tmp and /var/tmp, but for the one that holds this checkout). Not emulated here: the seccomp filter,
+DevicePolicy=, RestrictAddressFamilies=, ProtectHome= and the Protect*Kernel* settings; those are checked by
+`systemd-analyze` (test_pi_units.py)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,12 @@ class Started:
 def start_unit(root: Path, unit_name: str, work: Path, log: Path) -> Started:
     """Runs the unit installed under root, its output into log; work: a folder outside /tmp for the credentials and
     the notify socket."""
-    settings = service_settings((root / "etc/systemd/system" / unit_name).read_text())
+    unit = root / "etc/systemd/system" / unit_name
+    settings = service_settings(unit.read_text())
+    # Drop-ins (`systemctl edit` writes UNIT.d/override.conf): their settings after the unit's, in name order.
+    for drop_in in sorted(unit.parent.glob(f"{unit_name}.d/*.conf")):
+        for key, values in service_settings(drop_in.read_text()).items():
+            settings.setdefault(key, []).extend(values)
     one = {key: values[-1] for key, values in settings.items()}
     uid, gid = ids(root, one["User"], "passwd"), ids(root, one["Group"], "group")
     groups = [ids(root, g, "group") for g in one.get("SupplementaryGroups", "").split()]
