@@ -1,6 +1,6 @@
 """deploy/notify/telemetry-alert-webhook run as a gateway runs it (the ALERT_* environment, alerts.md) against a real
-local HTTP server that answers as each test scripts it: what it POSTs, which answers it retries, its timeout, its
-exit status and its one stderr line, and that a token never shows."""
+local HTTP server (the conformance kit's web_hook) that answers as each test scripts it: what it POSTs, which
+answers it retries, its timeout, its exit status and its one stderr line, and that a token never shows."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import json
 import math
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from telemetry_conformance.web_hook import Hook
 
 NOTIFIER = Path(__file__).resolve().parents[1] / "telemetry-alert-webhook"
 FROST = {"ALERT_RULE": "frost", "ALERT_SOURCE": "greenhouse_1", "ALERT_STATE": "firing", "ALERT_KIND": "below",
@@ -32,46 +32,9 @@ def load_notifier():
     return module
 
 
-class Hook:
-    """A local HTTP server: each POST is recorded and answered with the next scripted (status, headers), 200 once
-    they run out; status None holds the answer until the test ends (a server that never replies)."""
-
-    def __init__(self):
-        self.requests: list[dict] = []
-        self.answers: list[tuple] = []
-        self.release = threading.Event()
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                hook.requests.append({"path": self.path, "headers": self.headers, "body": body})
-                status, headers = hook.answers.pop(0) if hook.answers else (200, {})
-                if status is None:
-                    hook.release.wait(30)
-                    return
-                self.send_response(status)
-                for name, value in {"Content-Length": "0", **headers}.items():
-                    self.send_header(name, value)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/alerts/greenhouse"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self):
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def hook():
-    server = Hook()
+    server = Hook("/alerts/greenhouse")
     yield server
     server.close()
 
@@ -86,9 +49,9 @@ def test_json_posts_every_field_of_the_alert_once(hook):
     result = notify(hook.url)
     assert (result.returncode, result.stderr) == (0, "")
     [request] = hook.requests
-    assert request["path"] == "/alerts/greenhouse"
-    assert request["headers"]["Content-Type"] == "application/json"
-    assert json.loads(request["body"]) == {
+    assert request.path == "/alerts/greenhouse"
+    assert request.headers["Content-Type"] == "application/json"
+    assert json.loads(request.body) == {
         "rule": "frost", "source": "greenhouse_1", "state": "firing", "kind": "below", "metric": "temp_in",
         "value": -0.5, "threshold": 2, "at": 1795834800000, "time": "2026-11-28T03:00:00.000Z",
         "message": "frost: greenhouse_1 temp_in -0.5, below 2, 2026-11-28T03:00:00.000Z"}
@@ -100,7 +63,7 @@ def test_a_server_error_is_retried_after_a_backoff(hook, status):
     started = time.monotonic()
     result = notify(hook.url)
     assert (result.returncode, result.stderr) == (0, "")
-    assert len(hook.requests) == 2 and hook.requests[0]["body"] == hook.requests[1]["body"]
+    assert len(hook.requests) == 2 and hook.requests[0].body == hook.requests[1].body
     assert time.monotonic() - started >= 0.5
 
 
@@ -146,13 +109,13 @@ def test_text_is_an_ntfy_style_push(hook):
     assert notify("--format", "text", hook.url).returncode == 0
     assert notify("--format", "text", "--header", "Priority: urgent", hook.url, env=SILENT_OVER).returncode == 0
     firing, cleared = hook.requests
-    assert firing["body"].decode() == "frost: greenhouse_1 temp_in -0.5, below 2, 2026-11-28T03:00:00.000Z"
-    assert {k: firing["headers"][k] for k in ("Content-Type", "Title", "Priority", "Tags")} == {
+    assert firing.body.decode() == "frost: greenhouse_1 temp_in -0.5, below 2, 2026-11-28T03:00:00.000Z"
+    assert {k: firing.headers[k] for k in ("Content-Type", "Title", "Priority", "Tags")} == {
         "Content-Type": "text/plain; charset=utf-8", "Title": "frost on greenhouse_1", "Priority": "high",
         "Tags": "warning"}
-    assert cleared["body"].decode() == ("board_silent cleared: greenhouse_1 heard again after 1260 s of silence, "
-                                        "2026-11-28T03:00:00.000Z")
-    assert {k: cleared["headers"][k] for k in ("Title", "Priority", "Tags")} == {
+    assert cleared.body.decode() == ("board_silent cleared: greenhouse_1 heard again after 1260 s of silence, "
+                                     "2026-11-28T03:00:00.000Z")
+    assert {k: cleared.headers[k] for k in ("Title", "Priority", "Tags")} == {
         "Title": "board_silent cleared on greenhouse_1", "Priority": "urgent", "Tags": "white_check_mark"}
 
 
@@ -164,8 +127,8 @@ def test_a_token_comes_from_a_file_and_never_shows(hook, tmp_path):
     result = notify("--token-file", token, "--header-file", headers, hook.url)
     assert result.returncode == 1 and "s3cret" not in result.stderr and "k3y" not in result.stderr
     assert result.stderr.endswith("HTTP 401 Unauthorized (not retried)\n")
-    assert hook.requests[0]["headers"]["Authorization"] == "Bearer tk_s3cret"
-    assert hook.requests[0]["headers"]["X-Api-Key"] == "k3y"
+    assert hook.requests[0].headers["Authorization"] == "Bearer tk_s3cret"
+    assert hook.requests[0].headers["X-Api-Key"] == "k3y"
     headers.write_text("Authorization Bearer s3cret\n")
     result = notify("--header-file", headers, hook.url)
     assert (result.returncode, result.stderr) == (2, f"telemetry-alert-webhook: {headers} line 1: not a "
@@ -192,7 +155,7 @@ def test_usage():
 
 def test_test_sends_a_made_up_alert(hook):
     assert notify("--test", hook.url, env={}).returncode == 0
-    sent = json.loads(hook.requests[0]["body"])
+    sent = json.loads(hook.requests[0].body)
     assert (sent["rule"], sent["state"], sent["value"]) == ("test", "firing", 1.5)
     assert abs(sent["at"] - time.time() * 1000) < 10_000
 
