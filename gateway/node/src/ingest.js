@@ -61,6 +61,7 @@ export class Ingest {
     this.acked = []; // [firstId, lastId] ranges acknowledged by the sender
     this.log = new RateLimitedLog();
     this.room = new ReadingPause(spool, metrics, config.spool.when_full === 'drop_oldest');
+    this.room.hasRoom(); // a spool opened without room pauses reading from the start, and says so
     this.pending = [];
     this.pendingCredits = []; // of the reads in pending: back once pending is committed
     this.stamps = {};

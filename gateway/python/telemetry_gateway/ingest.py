@@ -76,6 +76,7 @@ class Ingest:
                                                             spool.last_counter_keys())
         log_counter_keys(self._verifier, str(spool.path))
         self._room = ReadingPause(spool, metrics, config.spool.when_full == "drop_oldest")
+        self._room.has_room()  # a spool opened without room pauses reading from the start, and says so
         # Deferred commits only what is due, not each group: waiting for more reads would buy nothing.
         self._linger_s = 0.0 if config.spool.fsync == "deferred" else GROUP_LINGER_S
         self._wake_on_ack = wake_on_ack  # else acknowledgements wait for the next read or due frame
