@@ -1,18 +1,19 @@
 """A grower's first hour, as the READMEs tell it, command by command, with the hardware simulated and nothing else:
-make the keys (firmware README), build and "upload" the sensor sketch, give the board its key over its USB cable with
-scripts/provision (the real compiled sketch on simavr, its UART on a pty that resets it when opened, as an Uno's USB
-port does), put it in the greenhouse (radio-sim: that board's EEPROM, a base station, the air, a frost-cold A0),
-install the gateway (deploy/pi/install --migrate into a temporary root, applying the schema to the local node in a
-fresh keyspace), edit the installed config as the install's closing "left:" lines say (the port, the frost rule with
-the installed telemetry-alert-webhook, the status page opened to the farm's network) and hand the keys to the unit
-with the drop-in of deploy/pi/README.md, run the README's `check`, start the unit as systemd would (unit_sandbox.py).
-Then: every frame the base station printed is a row in Cassandra with exactly its values, the board is on the status
-page, and the frost alert reached a local web hook as the push the README's rule sends.
+make the keys (firmware README), build and "upload" the sensor sketch, give the board its key over its USB cable
+with scripts/provision (the real compiled sketch on simavr, its UART on a pty that resets it when opened, as an
+Uno's USB port does), put it in the greenhouse (radio-sim: that board's EEPROM, a base station, the air, a
+frost-cold A0), install the gateway (deploy/pi/install --migrate into a temporary root, applying the schema to the
+local node in a fresh keyspace; it runs while the board is provisioned, as in a second terminal), edit the installed
+config as the install's closing "left:" lines say (the port, the frost rule with the installed
+telemetry-alert-webhook, the status page opened to the farm's network) and hand the keys to the unit with the
+drop-in of deploy/pi/README.md, run the README's `check`, start the unit as systemd would (unit_sandbox.py). Then:
+every frame the base station printed is a row in Cassandra with exactly its values, the board is on the status page,
+and the frost alert reached a local web hook as the push the README's rule sends.
 
 What is not the README's: paths under the temporary root (the spool and the keyspace through the unit's environment
-file), RESET_CMD=true AVRDUDE=true for the upload (the simulated board already runs the ELF the build
-made), a frost rule's for_s of 2 s of
-readings instead of 600 (the night is seconds long), and a sample every 2 s (SAMPLE_SECONDS=2)."""
+file), RESET_CMD=true AVRDUDE=true for the upload (the simulated board already runs the ELF the build made), a frost
+rule's for_s of 2 s of readings instead of 600 (the night is seconds long), and a sample every 2 s
+(SAMPLE_SECONDS=2)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 import time
 import urllib.request
 from datetime import timezone
@@ -44,7 +46,7 @@ FIRMWARE = ROOT / "firmware"
 NODE_ID, SAMPLE_S = 1, 2
 SETTINGS = [f"NODE_ID={NODE_ID}", f"SAMPLE_SECONDS={SAMPLE_S}"]
 COLD_MV = 2500  # on A0 (temp_in): 1.39 °C, frost
-RADIO_S = 16
+RADIO_S = 12
 # The simulated board already runs the ELF the build made: no bootloader to reset (a pty has no DTR) or talk to.
 NO_FLASHING = ["RESET_CMD=true", "AVRDUDE=true"]
 CONFIG = "etc/telemetry-gateway/config.toml"
@@ -124,7 +126,23 @@ def status_page(port: int, path: str) -> bytes:
 @needs_root
 @pytest.mark.cassandra
 def test_the_first_hour_as_the_readmes_tell_it(work, cassandra_node, fresh_keyspace, web_hook):  # noqa: F811
-    # firmware/README.md: the keys, once; the sketch built and uploaded (it warns that it has no key yet).
+    # deploy/pi/README.md: the install, applying the schema to the Cassandra node on "the Pi"; it takes a while
+    # (the venv), so it runs meanwhile, as in a second terminal.
+    root = seeded_root(work / "root")
+    relocated = {"TELEMETRY_CASSANDRA_KEYSPACE": fresh_keyspace,
+                 "TELEMETRY_SPOOL_PATH": str(root / "var/lib/telemetry-gateway/spool.sqlite")}
+    with ThreadPoolExecutor(1) as pool:
+        install = pool.submit(run, INSTALL, "--root", root, "--migrate",
+                              env={"TELEMETRY_CASSANDRA_PORT": "9042", **relocated})
+        board_eeprom = a_board_gets_its_key(work)
+        installed = install.result()
+    assert "  applied 001_core_tables.cql" in installed.stdout, installed.stdout
+    first_hour_on_the_pi(work, root, relocated, board_eeprom, cassandra_node, fresh_keyspace, web_hook)
+
+
+def a_board_gets_its_key(work: Path) -> Path:
+    """firmware/README.md: the keys, once; the sketch built and uploaded (it warns that it has no key yet), then its
+    key over the same cable. Returns the board's EEPROM image."""
     keys = work / "keys.txt"
     assert "make-keys: 6 keys in" in grower(FIRMWARE / "scripts/make-keys", "6", keys)
     grower("make", "-s", "-C", FIRMWARE, "sim-runner")
@@ -142,14 +160,12 @@ def test_the_first_hour_as_the_readmes_tell_it(work, cassandra_node, fresh_keysp
         board.send_signal(signal.SIGTERM)
         summary = board.communicate(timeout=30)[1]
     assert "state=signal" in summary and board_eeprom.exists(), summary
+    return board_eeprom
 
-    # deploy/pi/README.md: the install, applying the schema to the Cassandra node on "the Pi".
-    root = seeded_root(work / "root")
-    relocated = {"TELEMETRY_CASSANDRA_KEYSPACE": fresh_keyspace,
-                 "TELEMETRY_SPOOL_PATH": str(root / "var/lib/telemetry-gateway/spool.sqlite")}
-    installed = run(INSTALL, "--root", root, "--migrate", env={"TELEMETRY_CASSANDRA_PORT": "9042", **relocated})
-    assert "  applied 001_core_tables.cql" in installed.stdout, installed.stdout
 
+def first_hour_on_the_pi(work: Path, root: Path, relocated: dict[str, str], board_eeprom: Path, cassandra_node: str,
+                         keyspace: str, web_hook) -> None:  # noqa: F811
+    keys = work / "keys.txt"
     # What the "left:" lines say: the port, the keys (README, Signing keys: the file and the unit's drop-in), a
     # frost alert to a web hook, the status page open to the farm's network.
     config, base_port, hook_url = root / CONFIG, work / "ttyUSB-base", f"{web_hook.url}/greenhouse-frost"
@@ -187,7 +203,7 @@ def test_the_first_hour_as_the_readmes_tell_it(work, cassandra_node, fresh_keysp
 
         cluster = connect(cassandra_node)
         try:
-            db = cluster.connect(fresh_keyspace)
+            db = cluster.connect(keyspace)
             posted = wait_for(lambda: web_hook.posted("/greenhouse-frost"), 40, "the frost push")
             sent = finish(radio)
             frames = printed_frames(trace)
