@@ -11,6 +11,8 @@ from pathlib import Path
 from .command_config import config_from
 from .config import Config, check_credentials_mode
 from .signing_config import signing_policy
+from .spool.audit import Audit, audit
+from .spool.schema import FORMAT_VERSION
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -64,18 +66,32 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def spool_integrity(path: Path) -> str | None:
-    """Prints the spool file's integrity (SQLite's quick check, read-only: nothing is changed); the problem, if any."""
-    from .spool.salvage import check
-
+    """Prints what check finds of the spool file (read-only: nothing is changed); the problem, if any."""
     if not path.exists():
         print(f"spool    {path}: none yet (created at the first start)")
         return None
-    integrity = check(path)
-    print(f"spool    {path}: {integrity.detail if integrity.ok else 'DAMAGED'}")
-    if integrity.ok:
-        return None
-    return (f"spool {path} is damaged ({integrity.detail[:300]}): the next start moves it aside and rebuilds the "
-            "spool from what can still be read")
+    line, problem = spool_findings(path, audit(path))
+    print(f"spool    {path}: {line}")
+    return problem
+
+
+def spool_findings(path: Path, found: Audit) -> tuple[str, str | None]:
+    """The spool line's words after the path, and the problem (process.md, "check")."""
+    integrity = found.integrity
+    if not integrity.ok:
+        return "DAMAGED", (f"spool {path} is damaged ({integrity.detail[:300]}): the next start moves it aside and "
+                           "rebuilds the spool from what can still be read")
+    if integrity.detail != "ok":
+        return integrity.detail, None
+    if found.newer:
+        return (f"NEWER FORMAT {found.version} (this gateway reads up to {FORMAT_VERSION})",
+                f"spool {path} is of format {found.version}, newer than this gateway reads ({FORMAT_VERSION}): "
+                "run the newer gateway, or move the file aside")
+    if found.failing:
+        return (f"CHECKSUM FAILING in {found.failing} of {found.frames} frames",
+                f"spool {path} holds {found.failing} frame(s) whose checksum fails: they are never sent; the gateway "
+                "deletes them as it reaches them and counts them in telemetry_gateway_spool_invalid_frames_total")
+    return f"ok, {found.frames} frames", None
 
 
 def connection_hint(error: str, config: Config) -> str:

@@ -87,7 +87,7 @@ def check(path: Path) -> Integrity:
     if not path.exists():
         return Integrity(True, "ok")
     try:
-        with _reading(path, read_only) as db:
+        with reading(path, read_only) as db:
             found = [row[0] for row in db.execute(f"PRAGMA quick_check({CHECK_ROWS})")]
     except sqlite3.DatabaseError as error:
         # Busy, no room for the WAL index, no permission: the open that follows reports those, not as damage.
@@ -98,7 +98,7 @@ def check(path: Path) -> Integrity:
 
 
 @contextmanager
-def _reading(path: Path, connect: Callable[[Path], sqlite3.Connection]) -> Iterator[sqlite3.Connection]:
+def reading(path: Path, connect: Callable[[Path], sqlite3.Connection]) -> Iterator[sqlite3.Connection]:
     """A read-only connection, closed after. SQLite makes the -wal and -shm files for it when there were none: they
     are removed again (an empty WAL), since a WAL file left behind tells the next start that the last run crashed."""
     wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
@@ -159,7 +159,7 @@ def _with_new_header(path: Path, copy: Path, page_size: int) -> bool:
 
 def _salvage(path: Path) -> Salvage:
     try:
-        with _reading(path, _salvage_connection) as db:
+        with reading(path, _salvage_connection) as db:
             tables = {row[0].decode() for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             sequence = _sequence(db) if "sqlite_sequence" in tables else None
             columns = dict(_TABLES)

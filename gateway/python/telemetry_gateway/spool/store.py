@@ -44,7 +44,7 @@ _UPSERT_SEQ = ("INSERT INTO source_seqs (source, seq, ts_ms) VALUES (?, ?, ?) "
 _INSERT_ID_SQL = {size: "INSERT INTO frames (id, source, ts_ms, received_ms, metrics, vals, crc) VALUES "
                   + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * size) for size in _INSERT_SIZES}
 # Text read as bytes: the checksum is over the stored bytes, and a damaged one need not be UTF-8.
-_TAKE_SQL = ("SELECT id, CAST(source AS BLOB), ts_ms, received_ms, CAST(metrics AS BLOB), vals, crc FROM frames "
+TAKE_SQL = ("SELECT id, CAST(source AS BLOB), ts_ms, received_ms, CAST(metrics AS BLOB), vals, crc FROM frames "
              "WHERE id > ? ORDER BY id LIMIT ?")
 
 
@@ -195,7 +195,7 @@ class Store:
         checksum is left out, kept in self.damaged for the caller to report, and deleted (spool.md, "Row
         checksums")."""
         with self._reader_lock:
-            rows = self._reader.execute(_TAKE_SQL, (after_id, limit)).fetchall()
+            rows = self._reader.execute(TAKE_SQL, (after_id, limit)).fetchall()
         intact, damaged = checked(rows)
         if damaged:
             self._drop_damaged(damaged)
