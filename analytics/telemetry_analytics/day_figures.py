@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from .intraday import cover_ms, hours_where, max_step_ms
 from .local_days import hours_in_local_day
-from .sample_period import completeness, day_periods, expected_frames, source_period_s
+from .sample_period import FALLBACK_PERIOD_S, completeness, expected_frames
 
 Series = dict[str, list]  # {"t": [epoch ms], "min": [...], "mean": [...], "max": [...], "count": [...]}
 
@@ -32,22 +32,16 @@ def _hours(series: Series | None, predicate, period_s: float, tz: ZoneInfo) -> d
     return hours_where(series["t"], series["mean"], predicate, max_step_ms(period_s), cover_ms(period_s), tz)
 
 
-def observed_of(source: str, day_periods_ms: dict[tuple[str, date], float | None]) -> dict[date, float | None]:
-    return {d: v for (s, d), v in day_periods_ms.items() if s == source}
-
-
 def day_rows(source: str, days: list[date], tz: ZoneInfo, config, series: dict[tuple[str, str], Series],
              day_frames: dict[tuple[str, date], int], daily: list[dict], now_ms: int | None = None,
-             day_periods_ms: dict[tuple[str, date], float | None] | None = None) -> list[dict[str, Any]]:
+             period_s: float | None = None) -> list[dict[str, Any]]:
     """One row per requested day, days without data included (0 frames): an outage shows in the table. A day
-    still running at now_ms expects the frames until then. day_periods_ms: the median interval between
-    consecutive frames per (source, local day)."""
-    observed = observed_of(source, day_periods_ms or {})
-    period = source_period_s(source, config, observed)
+    still running at now_ms expects the frames until then. period_s: the source's sample period (sample_period.py;
+    None: unknown, no completeness)."""
+    period = period_s or FALLBACK_PERIOD_S
     frost = _hours(series.get((source, config.inside)), lambda v: v < config.frost_below, period, tz)
     heat = _hours(series.get((source, config.inside)), lambda v: v > config.heat_above, period, tz)
     humid = _hours(series.get((source, config.humidity)), lambda v: v > config.humidity_above, period, tz)
-    periods = day_periods(source, days, config, observed)
     gaps: dict[date, int] = {}
     battery: dict[date, float] = {}
     for r in daily:
@@ -60,10 +54,8 @@ def day_rows(source: str, days: list[date], tz: ZoneInfo, config, series: dict[t
     rows = []
     for day in days:
         frames = day_frames.get((source, day), 0)
-        period_s, origin = periods[day]
         rows.append({
             "day": day.isoformat(), "hours": hours_in_local_day(day, tz), "frames": frames,
-            "period_s": period_s, "period": origin,
             "expected_frames": None if period_s is None else round(expected_frames(day, tz, period_s, now_ms), 1),
             "completeness": completeness(frames, day, tz, period_s, now_ms),
             "longest_gap_s": gaps[day] / 1000 if day in gaps else None,

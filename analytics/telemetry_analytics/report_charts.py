@@ -54,7 +54,8 @@ def source_charts(s: dict, report: dict) -> list[str]:
         ser = s["intraday"].get(metric, {"t": [], "mean": [], "min": [], "max": []})
         out.append(time_chart("intraday", f"{s['source']} · {metric}: 5-minute min–max and mean", start, end, tz,
                               [Series(metric, ser["t"], ser["mean"], ser["min"], ser["max"])],
-                              max_step_ms(s["sample_period_s"]), c["units"].get(metric, ""), thresholds(metric, c),
+                              max_step_ms(s["sample_period_s"] or FALLBACK_PERIOD_S), c["units"].get(metric, ""),
+                              thresholds(metric, c),
                               {"source": s["source"], "metric": metric}))
         d = v["daily"]
         out.append(time_chart("daily", f"{s['source']} · {metric}: daily min–max and mean", start, end, tz,
@@ -74,6 +75,6 @@ def compare_chart(report: dict) -> str:
     series = [Series(s["source"], s["intraday"][metric]["t"], s["intraday"][metric]["mean"],
                      colour=PALETTE[i % len(PALETTE)]) for i, s in enumerate(shown)]
     # one gap rule for all lines: the slowest source's, so that no source's line breaks between its own frames
-    step = max_step_ms(max((s["sample_period_s"] for s in shown), default=FALLBACK_PERIOD_S))
+    step = max_step_ms(max((s["sample_period_s"] or FALLBACK_PERIOD_S for s in shown), default=FALLBACK_PERIOD_S))
     return time_chart("compare", f"sources compared · {metric}: 5-minute means", start, end, tz, series, step, c["units"].get(metric, ""), thresholds(metric, c),
                       {"metric": metric})

@@ -36,14 +36,16 @@ def collect_figures(spark, raw, config, tz: str):
 
     daily = [{**r.asDict(), "min_ts": _utc(r.min_ts), "max_ts": _utc(r.max_ts), "first_ts": _utc(r.first_ts),
               "last_ts": _utc(r.last_ts)} for r in daily_aggregates(raw, tz).collect()]
-    # Per (source, local day): its frames, and the median step between consecutive ones (the observed period).
+    # Frames (source, ts) per local day, and per source the median step between consecutive ones over the period
+    # (the observed sample period).
     ts_ms = F.unix_millis("ts")
     steps = (raw.select("source", "day", "ts").distinct()
-             .withColumn("step", ts_ms - F.lag(ts_ms).over(Window.partitionBy("source", "day").orderBy("ts"))))
-    per_day = steps.groupBy("source", "day").agg(F.count(F.lit(1)).alias("frames"),
-                                                  F.median("step").alias("period_ms")).collect()
-    day_frames = {(r.source, r.day): r.frames for r in per_day}
-    day_periods_ms = {(r.source, r.day): r.period_ms for r in per_day}
+             .withColumn("step", ts_ms - F.lag(ts_ms).over(Window.partitionBy("source").orderBy("ts")))
+             .cache())
+    day_frames = {(r.source, r.day): r.frames
+                  for r in steps.groupBy("source", "day").agg(F.count(F.lit(1)).alias("frames")).collect()}
+    periods_ms = {r.source: r.period_ms
+                  for r in steps.groupBy("source").agg(F.median("step").alias("period_ms")).collect()}
     frames: dict[str, int] = {}
     for (source, _), n in day_frames.items():  # a frame (source, ts) lies in one local day
         frames[source] = frames.get(source, 0) + n
@@ -86,7 +88,7 @@ def collect_figures(spark, raw, config, tz: str):
         keys = spark.createDataFrame(sorted(wanted), "source string, ts timestamp")
         for r in raw.join(F.broadcast(keys), ["source", "ts"]).select("source", "ts", "metric", "value").collect():
             records.setdefault((r.source, _utc(r.ts)), {})[r.metric] = r.value
-    return daily, frames, diffs, cold, records, buckets, day_frames, day_periods_ms
+    return daily, frames, diffs, cold, records, buckets, day_frames, periods_ms
 
 
 def main(argv: list[str]) -> int:
@@ -113,9 +115,9 @@ def main(argv: list[str]) -> int:
         figures = collect_figures(spark, raw, config, opts.tz)
     else:
         figures = [], {}, {}, [], {}, [], {}, {}
-    *figures, day_periods_ms = figures
+    *figures, periods_ms = figures
     report = build_report(config, opts.title, opts.tz, opts.days, *figures, now_ms=int(time.time() * 1000),
-                          day_periods_ms=day_periods_ms)
+                          periods_ms=periods_ms)
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "report.md").write_text(markdown(report), encoding="utf-8")
     page = opts.out / "report.html"

@@ -12,9 +12,9 @@ from dataclasses import fields
 from datetime import date, datetime, timezone
 from typing import Any, Iterable
 
-from .day_figures import bucket_series, day_rows, observed_of
+from .day_figures import bucket_series, day_rows
 from .local_days import zone
-from .sample_period import source_period_s
+from .sample_period import source_period
 
 UTC = timezone.utc
 
@@ -79,11 +79,11 @@ def _role(source: str, metric: str, rows: list[dict], records: dict) -> dict[str
 def build_report(config, title: str, tz: str, days: list[date], daily: list[dict], frames: dict[str, int],
                  diffs: dict[str, dict], cold: list[dict], records: dict, buckets: Iterable[dict] = (),
                  day_frames: dict[tuple[str, date], int] | None = None,
-                 now_ms: int | None = None, day_periods_ms: dict[tuple[str, date], float | None] | None = None
+                 now_ms: int | None = None, periods_ms: dict[str, float | None] | None = None
                  ) -> dict[str, Any]:
     """buckets: 5-minute rows (source, metric, bucket epoch ms, min, mean, max, count); day_frames: frames per
-    (source, local day); day_periods_ms: the median interval between consecutive frames per (source, local day);
-    now_ms: when the report runs (today's completeness counts the frames expected so far)."""
+    (source, local day); periods_ms: per source the median interval between its consecutive frames over the
+    period; now_ms: when the report runs (today's completeness counts the frames expected so far)."""
     series = bucket_series(buckets)
     sources = []
     for source, rows in sorted(_by_source(daily).items()):
@@ -105,6 +105,7 @@ def build_report(config, title: str, tz: str, days: list[date], daily: list[dict
         nights = [{"night": c["night"].isoformat(), "readings_below": c["below"],
                    "lowest": _moment(source, c["lowest"], c["lowest_ts"], records)}
                   for c in sorted((c for c in cold if c["source"] == source), key=lambda c: c["night"])]
+        period_s, period_from = source_period(config, source, (periods_ms or {}).get(source))
         per_day: dict[date, int] = defaultdict(int)
         for r in rows:
             per_day[r["day"]] += r["count"]
@@ -119,9 +120,8 @@ def build_report(config, title: str, tz: str, days: list[date], daily: list[dict
             "difference": difference,
             "cold_nights": nights,
             "readings_per_day": [{"day": d.isoformat(), "readings": n} for d, n in sorted(per_day.items())],
-            "sample_period_s": source_period_s(source, config, observed_of(source, day_periods_ms or {})),
-            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows, now_ms,
-                             day_periods_ms),
+            "sample_period_s": period_s, "sample_period_from": period_from,
+            "days": day_rows(source, days, zone(tz), config, series, day_frames or {}, rows, now_ms, period_s),
             "metrics": metrics,
             "intraday": {m: {k: v for k, v in s.items() if k != "count"}
                          for (src, m), s in sorted(series.items()) if src == source},

@@ -10,11 +10,10 @@ from zoneinfo import ZoneInfo
 from .report_charts import compare_chart, source_charts
 from .sample_period import overall
 
-COMPLETENESS = ("complete: frames received ÷ frames expected in the whole local day (today: until the report ran), "
-                "at most 100 %. Expected frames: the day's hours ÷ the source's sample period, which is the median "
-                "interval between its consecutive frames that day (observed), the median of its other days' when "
-                "it sent fewer than two frames that day (observed on other days), or the one set in the report "
-                "config (configured). A board that stops or starts at noon shows 50 %.")
+COMPLETENESS = ("complete: frames received ÷ frames expected, at most 100 %. Expected: the whole local day's hours "
+                "(today: until the report ran) ÷ the source's sample period, which is the median interval between "
+                "its consecutive frames over the report's days (observed) or the one set in the report config "
+                "(configured). A board that stops, or starts, at noon shows 50 %.")
 
 
 def local_time(iso_ts: str, tz: str) -> str:
@@ -42,7 +41,8 @@ def _facts(s: dict, report: dict) -> list[tuple[str, str]]:
     tz, c = report["time_zone"], report["config"]
     unit = c["units"].get(c["inside"], "")
     rows = [("data points (readings)", str(s["readings"])), ("frames (records)", str(s["frames"])),
-            ("first record", _moment(s["first"], tz)), ("last record", _moment(s["last"], tz))]
+            ("first record", _moment(s["first"], tz)), ("last record", _moment(s["last"], tz)),
+            ("sample period", _period_text(s))]
     for role in ("inside", "outside"):
         r = s[role]
         if r:
@@ -67,21 +67,25 @@ def _gap(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 
-def _period_text(d: dict) -> str:
-    return "–" if d["period_s"] is None else f"{d['period_s']:.4g} s {d['period']}"
+def _period_text(s: dict) -> str:
+    if s["sample_period_s"] is None:
+        return "– (a single frame: no completeness)"
+    how = ("observed: the median interval between consecutive frames" if s["sample_period_from"] == "observed"
+           else "configured")
+    return f"{s['sample_period_s']:.4g} s ({how})"
 
 
 def day_table(s: dict, report: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-day table shared by the Markdown and HTML pages."""
     c = report["config"]
     unit = c["units"].get(c["inside"], "")
-    head = ["day", "hours", "frames / expected", "sample period", "complete", "longest gap",
+    head = ["day", "hours", "frames / expected", "complete", "longest gap",
             f"frost < {c['frost_below']:g} {unit}", f"heat > {c['heat_above']:g} {unit}",
             f"{c['humidity']} > {c['humidity_above']:g} {c['units'].get(c['humidity'], '')}",
             f"{c['battery']} lowest ({c['units'].get(c['battery'], '')}, low < {c['low_battery_v']:g})"]
     rows = [[d["day"], f"{d['hours']:g}",
              f"{d['frames']} / {'–' if d['expected_frames'] is None else format(d['expected_frames'], 'g')}",
-             _period_text(d), "–" if d["completeness"] is None else f"{d['completeness']:.0%}",
+             "–" if d["completeness"] is None else f"{d['completeness']:.0%}",
              _gap(d["longest_gap_s"]), f"{d['frost_h']:.1f} h", f"{d['heat_h']:.1f} h", f"{d['humid_h']:.1f} h",
              "–" if d["battery_min"] is None else
              f"{d['battery_min']:g}{' LOW' if d['battery_min'] < c['low_battery_v'] else ''}"]

@@ -1,10 +1,11 @@
 """A source's sample period and a day's completeness (pure).
 
-The period of a (source, local day) is the configured one when the report config gives it (`[sample_periods]` for
-that source, else `sample_period_s`); otherwise the observed one: the median interval between that source's
-consecutive frames that day. A day with fewer than two frames takes the median of the source's other days' observed
-periods. The median, not the mean: an outage is one long interval and a burst of resent frames a few short ones,
-and neither moves it, while a board's real rhythm (61.44 s, not the nominal 60 s) does.
+A source's period is the configured one when the report config gives it (`[sample_periods]` for that source, else
+`sample_period_s`); otherwise the observed one: the median interval between that source's consecutive frames over
+the report's days. The median, not the mean: an outage is one long interval and a burst of frames (a live demo, a
+serial buffer read at once after a restart) many short ones, and neither moves it while the board's own rhythm
+(61.44 s, not the nominal 60 s) holds for most of the period. Over the report's days, not per day: a day just begun
+holds few frames, and a burst could outnumber them.
 
 Completeness = frames received ÷ frames expected, at most 100 %, where expected = the whole local day (23, 24 or
 25 hours; a day still running: until the report runs) ÷ the period. The whole day counts, not only the span from
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 from datetime import date
 from statistics import median
-from typing import Mapping, Sequence
+from typing import Sequence
 from zoneinfo import ZoneInfo
 
 from .local_days import local_day_window
 
-CONFIGURED, OBSERVED, OTHER_DAYS = "configured", "observed", "observed on other days"
-# What the charts take as the period (for what counts as a gap) of a source with neither a configured nor an
-# observed one (a single frame): the sensor node's default.
+CONFIGURED, OBSERVED = "configured", "observed"
+# What the charts take as the period (what counts as a gap) of a source with neither a configured nor an observed
+# one (a single frame): the sensor node's default.
 FALLBACK_PERIOD_S = 60.0
 
 
@@ -34,31 +35,15 @@ def median_interval_ms(ts_ms: Sequence[int]) -> float | None:
     return float(median(steps)) if steps else None
 
 
-def configured_period_s(config, source: str) -> float | None:
-    return config.sample_periods.get(source, config.sample_period_s)
-
-
-def day_periods(source: str, days: Sequence[date], config, observed_ms: Mapping[date, float | None]
-                ) -> dict[date, tuple[float | None, str | None]]:
-    """Per day (period in seconds, where it comes from: CONFIGURED, OBSERVED, OTHER_DAYS); (None, None) when
-    nothing tells. observed_ms: the source's median interval per local day (absent or None: under two frames)."""
-    configured = configured_period_s(config, source)
+def source_period(config, source: str, observed_ms: float | None) -> tuple[float | None, str | None]:
+    """(period in seconds, CONFIGURED or OBSERVED), or (None, None) when nothing tells (under two frames).
+    observed_ms: the median interval between the source's consecutive frames over the report's days."""
+    configured = config.sample_periods.get(source, config.sample_period_s)
     if configured is not None:
-        return {d: (configured, CONFIGURED) for d in days}
-    own = {d: v / 1000 for d, v in observed_ms.items() if v is not None and v > 0}
-    others = median(own.values()) if own else None
-    return {d: (own[d], OBSERVED) if d in own else (others, OTHER_DAYS) if others is not None else (None, None)
-            for d in days}
-
-
-def source_period_s(source: str, config, observed_ms: Mapping[date, float | None]) -> float:
-    """One period for the source's charts and hours (what counts as a gap): configured, else the median of its
-    days' observed periods, else FALLBACK_PERIOD_S."""
-    configured = configured_period_s(config, source)
-    if configured is not None:
-        return configured
-    own = [v / 1000 for v in observed_ms.values() if v is not None and v > 0]
-    return float(median(own)) if own else FALLBACK_PERIOD_S
+        return configured, CONFIGURED
+    if observed_ms is not None and observed_ms > 0:
+        return observed_ms / 1000, OBSERVED
+    return None, None
 
 
 def expected_frames(day: date, tz: ZoneInfo, period_s: float, now_ms: int | None = None) -> float:

@@ -54,17 +54,16 @@ def test_completeness_expects_frames_for_the_days_real_length():
 
 
 def test_day_rows_include_days_without_data_and_take_the_longest_gap_of_any_metric():
-    config = ReportConfig(sample_period_s=600, frost_below=0.0)
+    config = ReportConfig(frost_below=0.0)
     base = local_midnight_ms(date(2026, 10, 25), ZAG)
     buckets = [{"source": "a", "metric": "temp_in", "bucket": base + i * 10 * MIN, "min": v, "mean": v, "max": v,
                 "count": 1} for i, v in enumerate([-1.0, -1.0, 5.0])]
     daily = [{"source": "a", "day": date(2026, 10, 25), "metric": m, "min": v, "max_gap_ms": g}
              for m, v, g in (("temp_in", -1.0, 600_000), ("vbat", 2.9, 1_800_000))]
     rows = day_rows("a", [date(2026, 10, 25), date(2026, 10, 26)], ZAG, config, bucket_series(buckets),
-                    {("a", date(2026, 10, 25)): 3}, daily)
+                    {("a", date(2026, 10, 25)): 3}, daily, period_s=600)
     assert rows[0] | {"completeness": None} == {
-        "day": "2026-10-25", "hours": 25, "frames": 3, "period_s": 600, "period": "configured",
-        "expected_frames": 150, "completeness": None,
+        "day": "2026-10-25", "hours": 25, "frames": 3, "expected_frames": 150, "completeness": None,
         "longest_gap_s": 1800, "frost_h": pytest.approx(20 / 60, abs=1e-3), "heat_h": 0, "humid_h": 0,
         "battery_min": 2.9}
     assert rows[1]["frames"] == 0 and rows[1]["completeness"] == 0 and rows[1]["longest_gap_s"] is None

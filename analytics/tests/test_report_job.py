@@ -124,12 +124,9 @@ def test_intraday_buckets_and_days_equal_the_independent_computation(report):
         assert any(d["frost_h"] > 0 for d in s["days"]) and any(d["heat_h"] > 0 for d in s["days"])
     north, south = got["sources"]
     assert north["days"][GAP_DAY.day - 1]["completeness"] == 0 and north["days"][0]["completeness"] == 1
-    # no sample_period_s in the config: each day's median step between frames, observed by Spark
-    assert {(d["period_s"], d["period"]) for s in got["sources"] for d in s["days"] if d["day"] != GAP_DAY.isoformat()
-            } == {(600, "observed")}
-    assert (north["days"][GAP_DAY.day - 1]["period_s"], north["days"][GAP_DAY.day - 1]["period"]) == (
-        600, "observed on other days")
-    assert south["days"][19]["completeness"] == (144 - 18) / 144 and north["sample_period_s"] == 600
+    # no sample_period_s in the config: each source's median step between frames over the month, observed by Spark
+    assert [(s["sample_period_s"], s["sample_period_from"]) for s in got["sources"]] == [(600, "observed")] * 2
+    assert south["days"][19]["completeness"] == (144 - 18) / 144
     assert south["days"][19]["longest_gap_s"] == 3 * 3600 + 600  # 10:00 to 13:00 UTC lost, frames every 10 min
     assert south["days"][0]["battery_min"] < 3.27 and "vbat" not in north["metrics"]
 
@@ -168,11 +165,11 @@ def test_html_in_headless_chromium_draws_every_bucket_and_breaks_at_gaps(report)
     compare = by[("compare", None, "temp_in")]
     assert [p["data-series"] for p in compare["lines"]] == ["north", "north", "south", "south"]
     assert int(compare["data-points"]) == sum(len(s["intraday"]["temp_in"]["t"]) for s in got["sources"])
-    assert re.search(r'<tr data-day="2026-10-25"><td>2026-10-25</td><td>25</td><td>150 / 150</td>'
-                     r'<td>600 s observed</td><td>100%</td>', dom)
-    assert re.search(r'<tr data-day="2026-10-10"><td>2026-10-10</td><td>24</td><td>0 / 144</td>'
-                     r'<td>600 s observed on other days</td><td>0%</td>', dom)
-    assert "the median interval between its consecutive frames that day (observed)" in dom
+    assert re.search(r'<tr data-day="2026-10-25"><td>2026-10-25</td><td>25</td><td>150 / 150</td><td>100%</td>',
+                     dom)
+    assert re.search(r'<tr data-day="2026-10-10"><td>2026-10-10</td><td>24</td><td>0 / 144</td><td>0%</td>', dom)
+    assert "<th>sample period</th><td>600 s (observed: the median interval between consecutive frames)</td>" in dom
+    assert "the median interval between its consecutive frames over the report's days (observed)" in dom
     pixels = screenshot(out / "report.html", out / "report.png")
     colours = Counter(pixels)
     assert len(colours) > 50 and colours.most_common(1)[0][1] < 0.95 * len(pixels)  # not blank

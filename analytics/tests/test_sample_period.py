@@ -1,19 +1,18 @@
-"""Unit tests of a source's sample period (configured, observed per day, observed on other days) and of
-completeness: over the whole local day of 23, 24 or 25 hours, until now for today, at most 100 %."""
+"""Unit tests of a source's sample period (configured, or observed: the median interval between its consecutive
+frames over the report's days) and of completeness: over the whole local day of 23, 24 or 25 hours, until now for
+today, at most 100 %."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timezone
 from zoneinfo import ZoneInfo
-
-import pytest
 
 from telemetry_analytics.local_days import local_day_window
 from telemetry_analytics.report_config import ReportConfig, parse_config
-from telemetry_analytics.report_render import summary
-from telemetry_analytics.sample_period import (CONFIGURED, FALLBACK_PERIOD_S, OBSERVED, OTHER_DAYS, completeness,
-                                               day_periods, expected_frames, median_interval_ms, overall,
-                                               source_period_s)
+from telemetry_analytics.report_model import build_report
+from telemetry_analytics.report_render import html, markdown, summary
+from telemetry_analytics.sample_period import (CONFIGURED, OBSERVED, completeness, expected_frames,
+                                               median_interval_ms, overall, source_period)
 
 ZAG = ZoneInfo("Europe/Zagreb")
 UTC = ZoneInfo("UTC")
@@ -32,14 +31,27 @@ def test_the_median_step_ignores_an_outage_duplicates_and_order():
     assert median_interval_ms([0, 60_000, 122_000]) == 61_000  # an even count: the mean of the middle two
 
 
+def test_a_burst_early_in_a_day_does_not_move_the_period_over_the_report_s_days():
+    """make demo's case: two days of frames every 300 s, then today 42 of them and a live burst of 48 frames
+    0.3 s apart. Over today alone the median would be 0.3 s (today 0 % complete); over the days it is 300 s."""
+    start = midnight_ms(D1, UTC)
+    today = midnight_ms(D3, UTC)
+    regular = list(range(start, today + 42 * 300_000, 300_000))
+    burst = [today + 42 * 300_000 + i * 300 for i in range(1, 49)]
+    assert median_interval_ms([t for t in regular + burst if t >= today]) == 300
+    observed = median_interval_ms(regular + burst)
+    assert observed == 300_000 and source_period(ReportConfig(), "sim1", observed) == (300.0, OBSERVED)
+    now = burst[-1] + 1
+    assert completeness(42 + 48, D3, UTC, 300.0, now) == 1.0  # capped: the burst adds no completeness
+
+
 def test_a_board_every_61_44_s_is_complete_not_97_percent():
     start = midnight_ms(D1, UTC)
     ts = list(range(start, start + 86_400_000, 61_440))
-    period = day_periods("node3", [D1], ReportConfig(), {D1: median_interval_ms(ts)})
-    assert period == {D1: (61.44, OBSERVED)}
+    assert source_period(ReportConfig(), "node3", median_interval_ms(ts)) == (61.44, OBSERVED)
     assert len(ts) == 1407 and expected_frames(D1, UTC, 61.44) == 1406.25
     assert completeness(len(ts), D1, UTC, 61.44) == 1.0  # 1407 frames in 1406.25 periods: capped
-    assert completeness(len(ts), D1, UTC, 60.0) == pytest.approx(0.977, abs=1e-3)  # the nominal period undercounts
+    assert round(completeness(len(ts), D1, UTC, 60.0), 3) == 0.977  # the nominal 60 s would undercount
 
 
 def test_the_whole_local_day_counts_half_a_day_is_half_complete():
@@ -54,29 +66,25 @@ def test_the_whole_local_day_counts_half_a_day_is_half_complete():
 
 def test_configured_periods_win_per_source_then_for_all():
     config = parse_config("sample_period_s = 300\n[sample_periods]\nnode3 = 61.44\n")
-    observed = {D1: 60_000.0}
-    assert day_periods("node3", [D1], config, observed) == {D1: (61.44, CONFIGURED)}
-    assert day_periods("node4", [D1], config, observed) == {D1: (300.0, CONFIGURED)}
-    assert source_period_s("node4", config, observed) == 300.0
+    assert source_period(config, "node3", 60_000.0) == (61.44, CONFIGURED)
+    assert source_period(config, "node4", 60_000.0) == (300.0, CONFIGURED)
+    assert source_period(ReportConfig(), "node4", None) == (None, None)  # a single frame: nothing tells
 
 
-def test_a_day_with_under_two_frames_takes_the_other_days_median():
-    observed = {D1: 62_000.0, D2: None, D3: 61_000.0}  # D2: one frame
-    periods = day_periods("a", [D1, D2, D3, date(2026, 10, 27)], ReportConfig(), observed)
-    assert periods[D1] == (62.0, OBSERVED) and periods[D2] == (61.5, OTHER_DAYS)
-    assert periods[date(2026, 10, 27)] == (61.5, OTHER_DAYS)  # a silent day: 0 % with a known period
-    assert day_periods("a", [D1], ReportConfig(), {}) == {D1: (None, None)}
-    assert source_period_s("a", ReportConfig(), observed) == 61.5
-    assert source_period_s("a", ReportConfig(), {}) == FALLBACK_PERIOD_S
-
-
-def test_overall_caps_each_day_and_the_summary_says_so():
+def test_overall_caps_each_day_and_the_report_says_what_complete_means():
     days = [{"frames": 200, "expected_frames": 144.0}, {"frames": 72, "expected_frames": 144.0},
             {"frames": 0, "expected_frames": None}]
     assert overall(days) == (144 + 72) / 288
     assert overall([{"frames": 3, "expected_frames": None}]) is None
-    report = {"title": "t", "from": "2026-10-24", "to": "2026-10-25", "time_zone": "UTC",
-              "config": {"cold_threshold": 2.0},
-              "sources": [{"source": "a", "readings": 1, "frames": 272, "inside": None, "outside": None,
-                           "difference": None, "cold_nights": [], "days": days}]}
-    assert "75% of the expected frames" in summary(report)
+    at = datetime(2026, 10, 24, 12, tzinfo=timezone.utc)
+    daily = [{"source": "a", "day": D1, "metric": "temp_in", "count": 2, "min": 5.0, "min_ts": at, "max": 6.0,
+              "max_ts": at, "mean": 5.5, "first_ts": at, "last_ts": at, "max_gap_ms": 600_000}]
+    report = build_report(ReportConfig(), "t", "UTC", [D1, D2], daily, {"a": 72}, {}, [], {},
+                          day_frames={("a", D1): 72}, periods_ms={"a": 600_000.0})
+    a = report["sources"][0]
+    assert (a["sample_period_s"], a["sample_period_from"]) == (600.0, OBSERVED)
+    assert [(d["frames"], d["expected_frames"], d["completeness"]) for d in a["days"]] == [
+        (72, 144.0, 0.5), (0, 144.0, 0.0)]
+    assert "| sample period | 600 s (observed: the median interval between consecutive frames) |" in markdown(report)
+    assert "complete: frames received ÷ frames expected, at most 100 %" in html(report)
+    assert "25% of the expected frames" in summary(report)
