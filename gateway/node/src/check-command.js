@@ -6,7 +6,8 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 import { buildClient, schemaVersion } from './cassandra-session.js';
-import { check as checkSpool } from './spool/salvage.js';
+import { audit } from './spool/audit.js';
+import { FORMAT_VERSION } from './spool/schema.js';
 
 /** The tables schema/ creates; one missing means schema/migrate has not run on the keyspace. */
 const SCHEMA_TABLES = Object.freeze(['readings', 'source_days', 'latest', 'day_changes', 'schema_migrations']);
@@ -63,17 +64,35 @@ function spoolProblem(spoolPath) {
   }
 }
 
-/** Writes the spool file's integrity (SQLite's quick check, read-only: nothing is changed); the problem, if any. */
+/** Writes what check finds of the spool file (read-only: nothing is changed); the problem, if any. */
 function spoolIntegrity(spoolPath, stdout) {
   if (!existsSync(spoolPath)) {
     stdout.write(`spool    ${spoolPath}: none yet (created at the first start)\n`);
     return null;
   }
-  const integrity = checkSpool(spoolPath);
-  stdout.write(`spool    ${spoolPath}: ${integrity.ok ? firstChars(integrity.detail, 300) : 'DAMAGED'}\n`);
-  if (integrity.ok) return null;
-  return `spool ${spoolPath} is damaged (${firstChars(integrity.detail, 300)}): the next start moves it aside and `
-    + 'rebuilds the spool from what can still be read';
+  const [line, problem] = spoolFindings(spoolPath, audit(spoolPath));
+  stdout.write(`spool    ${spoolPath}: ${line}\n`);
+  return problem;
+}
+
+/** The spool line's words after the path, and the problem or null (process.md, "check"); found: audit()'s. */
+export function spoolFindings(spoolPath, { integrity, version, newer, frames, failing }) {
+  if (!integrity.ok) {
+    return ['DAMAGED', `spool ${spoolPath} is damaged (${firstChars(integrity.detail, 300)}): the next start moves `
+      + 'it aside and rebuilds the spool from what can still be read'];
+  }
+  if (integrity.detail !== 'ok') return [firstChars(integrity.detail, 300), null];
+  if (newer) {
+    return [`NEWER FORMAT ${version} (this gateway reads up to ${FORMAT_VERSION})`,
+      `spool ${spoolPath} is of format ${version}, newer than this gateway reads (${FORMAT_VERSION}): run the newer `
+      + 'gateway, or move the file aside'];
+  }
+  if (failing > 0) {
+    return [`CHECKSUM FAILING in ${failing} of ${frames} frames`,
+      `spool ${spoolPath} holds ${failing} frame(s) whose checksum fails: they are never sent; the gateway deletes `
+      + 'them as it reaches them and counts them in telemetry_gateway_spool_invalid_frames_total'];
+  }
+  return [`ok, ${frames} frames`, null];
 }
 
 async function cassandraProblem(config, client, stdout) {

@@ -56,26 +56,39 @@ function tidy(path, [hadWal, hadShm]) {
 
 const beforeReading = (path) => [existsSync(`${path}-wal`), existsSync(`${path}-shm`)];
 
-/** The spool file's integrity by SQLite's quick check, read-only: {ok, detail}. A missing file is ok; so is one
- * that could not be checked for another reason than damage (detail: "not checked: …"). */
-export function check(path) {
-  if (!existsSync(path)) return { ok: true, detail: 'ok' };
+/** use(db) on a read-only connection, closed after (and the -wal, -shm it made removed: tidy). */
+export function readingOnly(path, use) {
   let db;
   const before = beforeReading(path);
   try {
     db = readOnly(path);
-    const found = db.pragma(`quick_check(${CHECK_ROWS})`, { simple: false }).map((row) => row.quick_check);
-    if (found.length === 1 && found[0] === 'ok') return { ok: true, detail: 'ok' };
-    return { ok: false, detail: found.map((finding) => finding.split(/\s+/).join(' ')).join('; ') };
-  } catch (error) {
-    if (!(error instanceof Database.SqliteError)) throw error;
-    // Busy, no room for the WAL index, no permission: the open that follows reports those, not as damage.
-    if (isDamage(error)) return { ok: false, detail: error.message };
-    return { ok: true, detail: `not checked: ${error.message}` };
+    return use(db);
   } finally {
     db?.close();
     tidy(path, before);
   }
+}
+
+/** The spool file's integrity by SQLite's quick check, read-only: {ok, detail}. A missing file is ok; so is one
+ * that could not be checked for another reason than damage (detail: "not checked: …"). */
+export function check(path) {
+  if (!existsSync(path)) return { ok: true, detail: 'ok' };
+  try {
+    const found = readingOnly(path, (db) => db.pragma(`quick_check(${CHECK_ROWS})`, { simple: false }))
+      .map((row) => row.quick_check);
+    if (found.length === 1 && found[0] === 'ok') return { ok: true, detail: 'ok' };
+    return { ok: false, detail: found.map((finding) => finding.split(/\s+/).join(' ')).join('; ') };
+  } catch (error) {
+    return failedRead(error);
+  }
+}
+
+/** An error of a read-only read as check reports it: damage, or "not checked: …" (busy, no room for the WAL index,
+ * no permission: the open that follows reports those, not as damage). */
+export function failedRead(error) {
+  if (!(error instanceof Database.SqliteError)) throw error;
+  if (isDamage(error)) return { ok: false, detail: error.message };
+  return { ok: true, detail: `not checked: ${error.message}` };
 }
 
 /** Every row of the spool's tables that can still be read, checked; read-only. {tables: {name: {rows, invalid,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .row_check import checked
-from .salvage import Integrity, check, is_damage, read_only, reading
+from .salvage import Integrity, check, failed_read, read_only, reading
 from .schema import FORMAT_VERSION, table_columns
 from .store import TAKE_SQL
 from .upgrade_plan import upgrade_steps
@@ -38,8 +38,7 @@ def audit(path: Path) -> Audit:
                 return Audit(integrity, version, True, 0, 0)
             frames, failing = _frame_rows(db, columns.get("frames"))
     except sqlite3.DatabaseError as error:
-        return Audit(Integrity(False, str(error)) if is_damage(error) else Integrity(True, f"not checked: {error}"),
-                     0, False, 0, 0)
+        return Audit(failed_read(error), 0, False, 0, 0)
     return Audit(integrity, version, False, frames, failing)
 
 

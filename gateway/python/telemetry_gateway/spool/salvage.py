@@ -90,11 +90,16 @@ def check(path: Path) -> Integrity:
         with reading(path, read_only) as db:
             found = [row[0] for row in db.execute(f"PRAGMA quick_check({CHECK_ROWS})")]
     except sqlite3.DatabaseError as error:
-        # Busy, no room for the WAL index, no permission: the open that follows reports those, not as damage.
-        return Integrity(False, str(error)) if is_damage(error) else Integrity(True, f"not checked: {error}")
+        return failed_read(error)
     if found == ["ok"]:
         return Integrity(True, "ok")
     return Integrity(False, "; ".join(" ".join(finding.split()) for finding in found))
+
+
+def failed_read(error: sqlite3.DatabaseError) -> Integrity:
+    """An error of a read-only read as check reports it: damage, or "not checked: ..." (busy, no room for the WAL
+    index, no permission: the open that follows reports those, not as damage)."""
+    return Integrity(False, str(error)) if is_damage(error) else Integrity(True, f"not checked: {error}")
 
 
 @contextmanager
