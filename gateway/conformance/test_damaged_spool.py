@@ -1,6 +1,7 @@
 """A damaged spool never stops the farm (gateway/contract/spool.md, "A damaged spool"). Every gateway starts on each
 file of a corpus of damaged spools made at test time (telemetry_conformance.damaged_spools: a zeroed page, a torn
-page, a garbage header, the file cut to 60 %, 20 flipped bits, a damaged WAL) with real Cassandra, side by side.
+page, a garbage header, the file cut to 60 %, 20 flipped bits, 20 bits flipped inside values, a damaged WAL) with
+real Cassandra, side by side.
 
 Each gateway starts, drains every frame it could read to Cassandra as exactly its rows (every value and timestamp),
 stores the frames sent after its start, logs spool_damaged with counts, exports the metrics and keeps the damaged
@@ -9,8 +10,9 @@ from the damaged one on); for the damaged WAL exactly those (SQLite's own check 
 No frame is ever stored with a value or timestamp it did not have: what SQLite cannot see (a bit flipped inside a
 value, the row a torn page's tear cuts through its values) fails the row's checksum (spool.md, "Row checksums")
 and is counted in telemetry_gateway_spool_invalid_frames_total, at the recovery or when the sender reads it.
-`check` reports a damaged spool (exit 1) without changing it. Every kind and gateway runs at once, so the waits
-overlap."""
+`check` (process.md) reports a damaged spool, the exact number of frames failing their checksum in a spool SQLite
+finds sound, and a spool of a newer format, each with exit 1 and without changing the file. Every kind and gateway
+runs at once, so the waits overlap."""
 
 from __future__ import annotations
 
@@ -26,13 +28,16 @@ import pytest
 
 from telemetry_conformance import Board, GatewayUnderTest, Stream, stored_frames, utc_days_around_now, wait_for
 from telemetry_conformance.commands import gateways_under_test
-from telemetry_conformance.damaged_spools import KINDS, SIGNED_COUNTER, SIGNED_SOURCE, DamagedSpool, make, values_of
+from telemetry_conformance.damaged_spools import (KINDS, SIGNED_COUNTER, SIGNED_SOURCE, DamagedSpool, make, values_of,
+                                                   write_spool)
 from telemetry_conformance.scenario_fixtures import db, gateways, keyspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # the test runs every gateway side by side itself
 NEW_FRAMES = 20
 ASIDE = re.compile(r"spool\.sqlite\.damaged-\d{8}T\d{6}Z")
+SPOOL_FORMAT = int(re.search(r"^PRAGMA user_version = (\d+);$", (Path(__file__).resolve().parents[1] / "contract"
+                                                                  / "spool.sql").read_text(), re.M).group(1))
 FIGURES: list[str] = []
 
 
@@ -72,6 +77,9 @@ def test_a_damaged_spool_is_recovered_and_reading_goes_on(tmp_path, keyspace, ca
     for rig in rigs:
         if rig.kind == "zeroed_page":
             assert_check_reports_damage(rig)
+        if rig.kind == "value_bits":
+            assert_check_reports_failing_checksums(rig)
+    assert_check_reports_a_newer_format(tmp_path / "newer", keyspace, cassandra_node)
     in_threads(lambda rig: rig.gateway.start(command=rig.command), rigs)
     for rig in rigs:
         t_base = rig.damaged.frames[1][0] - 10
@@ -91,13 +99,50 @@ def test_a_damaged_spool_is_recovered_and_reading_goes_on(tmp_path, keyspace, ca
 
 
 def assert_check_reports_damage(rig: Rig) -> None:
-    name, path, before = rig.name, rig.damaged.path, rig.before
-    result = subprocess.run([*rig.command, "check", "--config", str(rig.gateway.config_path)], capture_output=True,
-                            text=True, timeout=60)
-    assert result.returncode == 1, f"{name}: check exited {result.returncode}:\n{result.stdout}{result.stderr}"
+    name, path = rig.name, rig.damaged.path
+    result = check_spool(rig.command, rig.gateway.config_path, path, name)
     assert f"spool    {path}: DAMAGED" in result.stdout.splitlines(), f"{name}: {result.stdout}"
     assert f"problem: spool {path} is damaged (" in result.stderr, f"{name}: {result.stderr}"
-    assert path.read_bytes() == before, f"{name}: check changed the spool file"
+
+
+def check_spool(command: list[str], config: Path, path: Path, name: str) -> subprocess.CompletedProcess:
+    """`check` with this config, which must exit 1 and leave the spool file (and its folder) as it was."""
+    before = {file.name: file.read_bytes() for file in path.parent.iterdir() if file.is_file()}
+    result = subprocess.run([*command, "check", "--config", str(config)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, f"{name}: check exited {result.returncode}:\n{result.stdout}{result.stderr}"
+    after = {file.name: file.read_bytes() for file in path.parent.iterdir() if file.is_file()}
+    assert after == before, f"{name}: check changed the spool's folder"
+    return result
+
+
+def assert_check_reports_failing_checksums(rig: Rig) -> None:
+    """SQLite's quick check passes; check reads every row and counts exactly the frames whose bits were flipped."""
+    name, path, failing = rig.name, rig.damaged.path, len(rig.damaged.failing)
+    result = check_spool(rig.command, rig.gateway.config_path, path, name)
+    line = f"spool    {path}: CHECKSUM FAILING in {failing} of {len(rig.damaged.frames)} frames"
+    assert line in result.stdout.splitlines(), f"{name}: {result.stdout}"
+    assert result.stderr == (f"problem: spool {path} holds {failing} frame(s) whose checksum fails: they are never "
+                             "sent; the gateway deletes them as it reaches them and counts them in "
+                             "telemetry_gateway_spool_invalid_frames_total\n"), f"{name}: {result.stderr}"
+    assert result.stdout.endswith("check: 1 problem(s)\n"), f"{name}: {result.stdout}"
+
+
+def assert_check_reports_a_newer_format(folder: Path, keyspace: str, cassandra_node: str) -> None:
+    """A sound spool whose user_version is one above the contract's: check says so, as a start would refuse it."""
+    for name, command in gateways_under_test().items():
+        path = folder / name / "spool.sqlite"
+        path.parent.mkdir(parents=True)
+        write_spool(path, "NEWER-1", 1_700_000_000_000, count=10)
+        connection = sqlite3.connect(path)
+        connection.execute(f"PRAGMA user_version = {SPOOL_FORMAT + 1}")
+        connection.close()
+        gateway = GatewayUnderTest.configure(path.parent, [], keyspace, cassandra_node, spool=path)
+        result = check_spool(command, gateway.config_path, path, name)
+        line = f"spool    {path}: NEWER FORMAT {SPOOL_FORMAT + 1} (this gateway reads up to {SPOOL_FORMAT})"
+        assert line in result.stdout.splitlines(), f"{name}: {result.stdout}"
+        assert result.stderr == (f"problem: spool {path} is of format {SPOOL_FORMAT + 1}, newer than this gateway "
+                                 f"reads ({SPOOL_FORMAT}): run the newer gateway, or move the file aside\n"), (
+            f"{name}: {result.stderr}")
 
 
 def wait_drained(rig: Rig, db) -> None:
@@ -145,7 +190,11 @@ def check_rig(rig: Rig, db) -> None:
     read_damaged = "event=spool_frame_damaged" in log  # rows failing their checksum when the sender read them
 
     lines = [line for line in log.splitlines() if "event=spool_damaged" in line]
-    if kind == "damaged_wal":
+    if kind == "value_bits":  # SQLite finds the file sound: no recovery, the sender drops exactly those rows
+        assert lost == damaged.failing, f"{who}: lost {sorted(lost)}, failing {sorted(damaged.failing)}"
+        assert not lines and damaged_total == 0, f"{who}: {lines}"
+        assert invalid_total == len(damaged.failing) and read_damaged, f"{who}: invalid frames {invalid_total}"
+    elif kind == "damaged_wal":
         assert lost == damaged.at_risk, f"{who}: the WAL's damage dropped {len(lost)} frames, not its tail"
         assert not lines and damaged_total == 0, f"{who}: {lines}"
         assert (invalid_total > 0) == read_damaged, f"{who}: invalid frames {invalid_total}"

@@ -1,7 +1,8 @@
 """A corpus of damaged spool files, made at test time from a real spool (gateway/contract/spool.md, "A damaged
 spool"): a spool written by the contract's spool.sql with real frames, then copies of it damaged as an SD card
 damages files: a zeroed page, a torn page (its second half zeroed), a garbage header, the file cut to 60 %, 20
-flipped bits, and a WAL damaged in the middle of the transactions a crash left in it.
+flipped bits, 20 bits flipped inside values (one in each of 20 frames: SQLite's checks see nothing, the rows'
+checksums fail), and a WAL damaged in the middle of the transactions a crash left in it.
 
 Each damaged file comes with the frames the sound spool held and the frames at risk: those on the damaged pages
 (found with SQLite's dbstat table, whose page paths in order are the b-tree's key order) or in the WAL's
@@ -25,7 +26,7 @@ from .commands import ROOT
 from .spool_rows import frame_crc
 
 SPOOL_SQL = ROOT / "gateway" / "contract" / "spool.sql"
-KINDS = ("zeroed_page", "torn_page", "garbage_header", "truncated", "bit_flips", "damaged_wal")
+KINDS = ("zeroed_page", "torn_page", "garbage_header", "truncated", "bit_flips", "value_bits", "damaged_wal")
 FRAMES = 3000
 WAL_TRANSACTIONS = 10  # damaged_wal: the last frames committed in this many transactions, left in the WAL
 FLIPS = 20
@@ -44,6 +45,7 @@ class DamagedSpool:
     path: Path
     frames: dict[int, tuple[int, dict[str, float]]]  # n: (ts_ms, values), every frame the sound spool held
     at_risk: set[int] = field(default_factory=set)  # frames the damage may take
+    failing: set[int] = field(default_factory=set)  # frames whose row fails its checksum, SQLite's checks passing
     detail: str = ""  # what was damaged, for the report
 
     def damaged_bytes(self) -> bytes:
@@ -183,6 +185,14 @@ def make(kind: str, folder: Path, source: str, t_base_ms: int | None = None, see
         flipped = sorted({bit // 8 // size + 1 for bit in bits})
         damaged.at_risk = set(frames) if 1 in flipped else set().union(*map(pages.frames_under, flipped))
         damaged.detail = f"{FLIPS} bits in pages {flipped}"
+    elif kind == "value_bits":
+        for n in sorted(rng.sample(sorted(frames), FLIPS)):
+            vals = struct.pack(">3d", *values_of(n).values())  # 24 bytes found once in the file: this frame's
+            assert data.count(vals) == 1, n
+            data[data.index(vals) + 7] ^= 0x01  # the first value's lowest bit
+            damaged.failing.add(n)
+        damaged.at_risk = set(damaged.failing)
+        damaged.detail = f"one bit inside the values of each of {FLIPS} frames"
     path.write_bytes(bytes(data))
     return damaged
 
