@@ -42,10 +42,13 @@ def gateways():
 def side_by_side(tmp_path, keyspace, cassandra_node, gateways, monkeypatch):
     """For a module with EVERY_GATEWAY_INSIDE: every gateway under test (gateways_under_test()) configured
     in a folder of its own with a board of its own, on the test's keyspace. configure(**options) → {name: (board,
-    gateway, start)}, options as GatewayUnderTest.configure's; start() starts that gateway (again)."""
-    def configure(**options) -> dict[str, tuple[Board, GatewayUnderTest, Callable[[], None]]]:
+    gateway, start)}, options as GatewayUnderTest.configure's; start() starts that gateway (again). A test that runs
+    several configurations side by side calls configure once per configuration with a tag of its own: the rigs are
+    then named "name-tag" (e.g. "node-batch")."""
+    def configure(tag: str = "", **options) -> dict[str, tuple[Board, GatewayUnderTest, Callable[[], None]]]:
         rigs = {}
-        for name, command in gateways_under_test().items():
+        for gateway_name, command in gateways_under_test().items():
+            name = f"{gateway_name}-{tag}" if tag else gateway_name
             folder = tmp_path / name
             folder.mkdir()
             board = Board(folder / "ttyUSB0")
