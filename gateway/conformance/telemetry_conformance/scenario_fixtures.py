@@ -45,9 +45,11 @@ def side_by_side(tmp_path, keyspace, cassandra_node, gateways, monkeypatch):
     gateway, start)}, options as GatewayUnderTest.configure's; start() starts that gateway (again). A test that runs
     several configurations side by side calls configure once per configuration with a tag of its own: the rigs are
     then named "name-tag" (e.g. "node-batch")."""
+    under_test = gateways_under_test()  # read before a start() sets GATEWAY_COMMAND to one of them
+
     def configure(tag: str = "", **options) -> dict[str, tuple[Board, GatewayUnderTest, Callable[[], None]]]:
         rigs = {}
-        for gateway_name, command in gateways_under_test().items():
+        for gateway_name, command in under_test.items():
             name = f"{gateway_name}-{tag}" if tag else gateway_name
             folder = tmp_path / name
             folder.mkdir()
