@@ -1,7 +1,7 @@
 """Gateway conformance (gateway/contract/spool.md, "Seqs across a restart"): seq gaps across a restart are counted,
-clean or not, and after a SIGKILL also as frames possibly lost. Exact. The gateways under test run side by side,
-each with a board, spool and source of its own, so that they share the wait for the seqs to be stored (up to 60 s
-under deferred)."""
+clean or not, and after a SIGKILL also as frames possibly lost. Exact. Every gateway under test, at each spool fsync
+policy (the default and batch), runs side by side with a board, spool and source of its own, so that they all share
+the wait for the seqs to be stored (up to 60 s under deferred, the default)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,16 @@ from test_faults import HOUR_MS
 
 pytestmark = pytest.mark.cassandra
 EVERY_GATEWAY_INSIDE = True  # conftest: every gateway under test in each test, side by side
+POLICIES = {"default": None, "batch": "batch"}  # tag -> spool fsync (None: the gateway's default)
 
 
-@pytest.mark.parametrize("fsync", [None, "batch"], ids=["default", "batch"])
-def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_lost(db, side_by_side, fsync):
+def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_lost(db, side_by_side):
     rigs = {}
-    for name, (board, gateway, start) in side_by_side(fsync=fsync).items():
-        stream = Stream(f"S-{name}")
-        writer = TimedWriter(board, stream, rate=0, t_base_ms=int(time.time() * 1000) - HOUR_MS)
-        rigs[name] = (gateway, board, stream, writer, start)
+    for tag, fsync in POLICIES.items():
+        for name, (board, gateway, start) in side_by_side(tag=tag, fsync=fsync).items():
+            stream = Stream(f"S-{name}")
+            writer = TimedWriter(board, stream, rate=0, t_base_ms=int(time.time() * 1000) - HOUR_MS)
+            rigs[name] = (gateway, board, stream, writer, start)
 
     def start_all():
         for _, _, _, _, start in rigs.values():
@@ -66,5 +67,6 @@ def test_seq_gaps_across_a_restart_are_counted_and_after_a_crash_as_possibly_los
         log = gateway.log()
         assert "event=unclean_stop_detected" in log and "sources=1" in log, name
         assert "event=frames_possibly_lost" in log and "missing=11" in log, name
-        assert_each_frame_once(stored_frames(db, stream.source, utc_days_around_now()), set(range(1, 151)), writer)
-        assert gateway.stop() == 0, name
+        assert_each_frame_once(stored_frames(db, stream.source, utc_days_around_now()), set(range(1, 151)), writer,
+                               who=name)
+        assert gateway.stop() == 0, f"{name}: a clean stop"
