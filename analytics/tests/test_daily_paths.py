@@ -1,12 +1,15 @@
 """The daily job's other read paths on the real node with real Spark, checked against reference.daily (plain
 Python): `--all`, the only run that scans readings, aggregates every day present; the broadcast join with the
 targets, used when a source lacks a day of the run, after late data of two sources (--since-last) and for explicit
-days. One keyspace, runs in order: gh-a has UTC days 03-26 .. 03-30, gh-b only 03-27 and 03-28."""
+days. One keyspace and one sequence of three runs, made once by a module fixture: gh-a has UTC days 03-26 .. 03-30,
+gh-b only 03-27 and 03-28."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from datetime import date, timedelta
+from typing import NamedTuple
 
 import pytest
 
@@ -25,10 +28,26 @@ LATE = [Reading("gh-a", "temp_in", ms(2026, 3, 28, 12, 0) + 30_000, 40.5),
         Reading("gh-b", "temp_out", ms(2026, 3, 27, 6, 0) + 30_000, -9.25)]
 
 
+class Run(NamedTuple):
+    done: subprocess.CompletedProcess  # the run's output
+    rows: dict  # daily_summary (TZ) after it
+
+
 @pytest.fixture(scope="module")
-def loaded(loader):
+def runs(loader, submit, cql, keyspace) -> dict[str, Run]:
+    """The module's one sequence of runs, in this order on one keyspace (each test asserts on its part): --all;
+    late data of both sources, then --since-last; explicit days 03-29 .. 03-30."""
     loader.write(A + B)
-    return loader
+
+    def run(*args: str) -> Run:
+        done = submit("daily", "--tz", TZ, *args, "--explain")
+        return Run(done, summary_rows(cql, keyspace, TZ))
+
+    out = {"all": run("--all")}
+    loader.write(LATE)
+    out["late"] = run("--since-last", "--clock-skew", "0")
+    out["explicit"] = run("--from", "2026-03-29", "--to", "2026-03-30")
+    return out
 
 
 def physical_plan(done) -> str:
@@ -47,8 +66,8 @@ def written_by(before: dict, after: dict) -> set:
             if (s, d, m) not in before or row["computed_at"] != before[(s, d, m)]["computed_at"]}
 
 
-def test_all_scans_readings_once_and_aggregates_every_day_present(loaded, submit, cql, keyspace):
-    done = submit("daily", "--tz", TZ, "--all", "--explain")
+def test_all_scans_readings_once_and_aggregates_every_day_present(runs, keyspace):
+    done, actual = runs["all"]
     assert "all days (full scan of readings)" in done.stdout
     plan = physical_plan(done)
     # A full scan of the table (no partition-key filter pushed down), the only read of readings, no join with keys.
@@ -56,7 +75,6 @@ def test_all_scans_readings_once_and_aggregates_every_day_present(loaded, submit
                      plan), plan
     assert plan.count(f"{keyspace}.readings") == 1 and "Direct Join" not in plan and "Join" not in plan
 
-    actual = summary_rows(cql, keyspace, TZ)
     expected = reference.daily(A + B, TZ)
     # gh-a's readings run from Zagreb 03-26 01:00 to 03-31 02:00: six local days, gh-b's 03-27 01:00 .. 03-29 02:00.
     assert {(s, d) for s, d, _ in actual} == (
@@ -68,10 +86,9 @@ def test_all_scans_readings_once_and_aggregates_every_day_present(loaded, submit
     assert actual[("gh-a", date(2026, 3, 31), "temp_in")]["count"] <= 60
 
 
-def test_since_last_after_late_data_of_two_sources_joins_with_the_targets(loaded, submit, cql, keyspace):
-    before = summary_rows(cql, keyspace, TZ)
-    loaded.write(LATE)
-    done = submit("daily", "--tz", TZ, "--since-last", "--clock-skew", "0", "--explain")
+def test_since_last_after_late_data_of_two_sources_joins_with_the_targets(runs, keyspace):
+    before = runs["all"].rows
+    done, after = runs["late"]
     # gh-a's UTC 03-28 changes Zagreb 03-28 and 03-29; gh-b's UTC 03-27 changes Zagreb 03-27 and 03-28. Not every
     # source has every day of the run, so readings are matched to the targets by a broadcast join: the partition
     # (gh-a, UTC 03-27) is read for gh-a's 03-28 and also holds gh-a's 03-27, a day of the run but no target of
@@ -81,7 +98,6 @@ def test_since_last_after_late_data_of_two_sources_joins_with_the_targets(loaded
     assert_reads_by_key_only(plan, keyspace)
     assert re.search(r"BroadcastHashJoin \[source#\d+, day#\d+\], \[source#\d+, day#\d+\], Inner", plan), plan
 
-    after = summary_rows(cql, keyspace, TZ)
     assert written_by(before, after) == {("gh-a", date(2026, 3, 28)), ("gh-a", date(2026, 3, 29)),
                                          ("gh-b", date(2026, 3, 27)), ("gh-b", date(2026, 3, 28))}
     assert_matches(after, reference.daily(A + B + LATE, TZ))  # every row, the ones not written included
@@ -89,16 +105,15 @@ def test_since_last_after_late_data_of_two_sources_joins_with_the_targets(loaded
     assert after[("gh-b", date(2026, 3, 27), "temp_out")]["min"] == -9.25
 
 
-def test_explicit_days_where_a_source_lacks_one_join_with_the_targets(loaded, submit, cql, keyspace):
-    before = summary_rows(cql, keyspace, TZ)
-    done = submit("daily", "--tz", TZ, "--from", "2026-03-29", "--to", "2026-03-30", "--explain")
+def test_explicit_days_where_a_source_lacks_one_join_with_the_targets(runs, keyspace):
+    before = runs["late"].rows
+    done, after = runs["explicit"]
     # Zagreb 03-29 is UTC 03-28 23:00 .. 03-29 22:00: gh-b has its last hour (in UTC 03-28); 03-30 it has none.
     assert "2 local day(s) 2026-03-29 … 2026-03-30, 2 source(s)" in done.stdout
     plan = physical_plan(done)
     assert_reads_by_key_only(plan, keyspace)
     assert "BroadcastHashJoin" in plan
 
-    after = summary_rows(cql, keyspace, TZ)
     assert written_by(before, after) == {("gh-a", date(2026, 3, 29)), ("gh-a", date(2026, 3, 30)),
                                          ("gh-b", date(2026, 3, 29))}
     expected = reference.daily(A + B + LATE, TZ)
